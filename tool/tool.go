@@ -1,0 +1,110 @@
+// Package tool defines what the loop can run on a model's behalf: the Tool
+// interface, a Registry that validates arguments against each tool's JSON
+// Schema (compiled once), and the hook tools use to report workspace changes.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentloop/agentloop/model"
+)
+
+// Tool is something a model can call.
+type Tool interface {
+	// Spec gives the name, a description written for models and the JSON
+	// Schema of the arguments object.
+	Spec() model.ToolSpec
+	// Call runs the tool with arguments that already passed the schema.
+	// A returned error is reported to the model as an error result.
+	Call(ctx context.Context, args json.RawMessage) (Result, error)
+}
+
+// Result is what a tool produced.
+type Result struct {
+	Output  string `json:"output"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// Idempotent is implemented by tools that are safe to run twice with the same
+// arguments. After a crash, a call that started but never finished is re-run
+// only when its tool says so.
+type Idempotent interface {
+	Idempotent() bool
+}
+
+// Effect classifies what a tool does, for approval policies.
+type Effect string
+
+const (
+	EffectRead    Effect = "read"
+	EffectWrite   Effect = "write"
+	EffectExecute Effect = "execute"
+)
+
+// Effector is implemented by tools that declare their effect. Tools that do
+// not are treated as EffectExecute (the most careful default).
+type Effector interface {
+	Effect() Effect
+}
+
+// IsIdempotent reports whether t declares itself idempotent.
+func IsIdempotent(t Tool) bool {
+	i, ok := t.(Idempotent)
+	return ok && i.Idempotent()
+}
+
+// EffectOf returns the declared effect of t.
+func EffectOf(t Tool) Effect {
+	if e, ok := t.(Effector); ok {
+		return e.Effect()
+	}
+	return EffectExecute
+}
+
+// Func builds a Tool from a spec and a function.
+func Func(spec model.ToolSpec, fn func(ctx context.Context, args json.RawMessage) (Result, error)) Tool {
+	return funcTool{spec: spec, fn: fn}
+}
+
+type funcTool struct {
+	spec model.ToolSpec
+	fn   func(ctx context.Context, args json.RawMessage) (Result, error)
+}
+
+func (t funcTool) Spec() model.ToolSpec { return t.spec }
+func (t funcTool) Call(ctx context.Context, args json.RawMessage) (Result, error) {
+	return t.fn(ctx, args)
+}
+
+// ModificationKind says how a file changed.
+type ModificationKind string
+
+const (
+	Created ModificationKind = "created"
+	Changed ModificationKind = "changed"
+	Deleted ModificationKind = "deleted"
+)
+
+// Modification is one workspace change a tool made.
+type Modification struct {
+	Path string           `json:"path"`
+	Kind ModificationKind `json:"kind"`
+}
+
+type reporterKey struct{}
+
+// WithReporter returns a context whose tools report modifications to fn.
+// The loop installs one per tool call; it feeds the no-progress stop
+// condition and the end-of-session report.
+func WithReporter(ctx context.Context, fn func(Modification)) context.Context {
+	return context.WithValue(ctx, reporterKey{}, fn)
+}
+
+// ReportModification tells the loop that the running tool changed the
+// workspace. Without a reporter in ctx it does nothing.
+func ReportModification(ctx context.Context, m Modification) {
+	if fn, ok := ctx.Value(reporterKey{}).(func(Modification)); ok && fn != nil {
+		fn(m)
+	}
+}
