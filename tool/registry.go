@@ -23,9 +23,9 @@ var ErrInvalidArguments = errors.New("invalid tool arguments")
 // Registry holds the tools offered to a session, with compiled schemas.
 // It is safe for concurrent use after construction.
 type Registry struct {
-	tools  map[string]entry
-	order  []string
-	specs  []model.ToolSpec
+	tools map[string]entry
+	order []string
+	specs []model.ToolSpec
 }
 
 type entry struct {
