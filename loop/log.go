@@ -1,0 +1,65 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Log is what the runner needs from persistence: append a session's events
+// durably, and load them back. store.Store implementations satisfy it.
+type Log interface {
+	// Append writes events durably, in order, all or nothing. Each event's
+	// Seq must follow the last stored Seq of its session; otherwise Append
+	// fails with ErrSeqConflict and writes nothing.
+	Append(ctx context.Context, events ...Event) error
+	// Load returns every event of a session in order, or ErrNotFound.
+	Load(ctx context.Context, sessionID string) ([]Event, error)
+}
+
+// ErrNotFound is returned (wrapped) when a session does not exist.
+var ErrNotFound = errors.New("session not found")
+
+// ErrSeqConflict is returned (wrapped) when an append does not continue the
+// stored log: another writer got there first, or events were replayed.
+var ErrSeqConflict = errors.New("event sequence conflict")
+
+// Summary is the one-line view of a session that stores keep for listing.
+type Summary struct {
+	ID        string     `json:"id"`
+	Task      string     `json:"task"`
+	Model     string     `json:"model,omitempty"`
+	Status    Status     `json:"status"`
+	Reason    StopReason `json:"reason,omitempty"`
+	Iteration int        `json:"iteration"`
+	Tokens    int        `json:"tokens"`
+	CostUSD   float64    `json:"cost_usd,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+	LastSeq   int64      `json:"last_seq"`
+}
+
+// Apply updates the summary with one event. Stores call it as they append
+// so listing never needs to fold whole logs.
+func (s *Summary) Apply(e Event) {
+	s.ID = e.SessionID
+	s.LastSeq = e.Seq
+	s.UpdatedAt = e.Time
+	switch d := e.Data.(type) {
+	case *SessionStarted:
+		s.Task, s.Model, s.Status, s.CreatedAt = d.Task, d.Model, StatusRunning, e.Time
+	case *IterationStarted:
+		s.Iteration = d.N
+	case *ModelResponded:
+		s.Tokens += d.Usage.Total()
+		s.CostUSD += d.CostUSD
+	case *SessionPaused:
+		s.Status, s.Reason = StatusPaused, d.Reason
+	case *SessionWaiting:
+		s.Status, s.Reason = StatusWaiting, d.Reason
+	case *SessionResumed:
+		s.Status, s.Reason = StatusRunning, ""
+	case *SessionEnded:
+		s.Status, s.Reason = d.Status, d.Reason
+	}
+}

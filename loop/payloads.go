@@ -1,0 +1,240 @@
+package loop
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
+)
+
+// SessionStarted opens a log. It records everything needed to rebuild and
+// continue the session after a restart.
+type SessionStarted struct {
+	Task         string            `json:"task"`
+	SystemPrompt string            `json:"system_prompt,omitempty"`
+	Model        string            `json:"model,omitempty"`
+	Mode         Mode              `json:"mode"`
+	Tools        []string          `json:"tools,omitempty"`
+	Limits       Limits            `json:"limits"`
+	Workspace    string            `json:"workspace,omitempty"`
+	Marker       string            `json:"marker,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+}
+
+// IterationStarted opens iteration N (1-indexed).
+type IterationStarted struct {
+	N int `json:"n"`
+}
+
+// ModelResponded records one complete model reply.
+type ModelResponded struct {
+	Iteration    int                    `json:"iteration"`
+	Text         string                 `json:"text,omitempty"`
+	ToolCalls    []model.ToolCall       `json:"tool_calls,omitempty"`
+	Reasoning    []model.ReasoningBlock `json:"reasoning,omitempty"`
+	FinishReason string                 `json:"finish_reason,omitempty"`
+	Usage        model.Usage            `json:"usage"`
+	CostUSD      float64                `json:"cost_usd,omitempty"`
+	DurationMS   int64                  `json:"duration_ms"`
+	// Format says where the tool calls came from: "native", or the text
+	// format they were recovered from ("hermes", "json", …).
+	Format string `json:"format,omitempty"`
+	// WrapUp marks the final tool-less call made after a limit was hit.
+	WrapUp bool `json:"wrap_up,omitempty"`
+}
+
+// ModelFailed records a model call that failed after the provider's retries.
+type ModelFailed struct {
+	Iteration  int    `json:"iteration"`
+	Error      string `json:"error"`
+	Retryable  bool   `json:"retryable,omitempty"`
+	Timeout    bool   `json:"timeout,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// ToolStarted is made durable before a tool runs.
+type ToolStarted struct {
+	Iteration int             `json:"iteration"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+}
+
+// ToolFinished records a tool's result (or why it did not run).
+type ToolFinished struct {
+	Iteration  int                 `json:"iteration"`
+	CallID     string              `json:"call_id"`
+	Name       string              `json:"name"`
+	Output     string              `json:"output"`
+	IsError    bool                `json:"is_error,omitempty"`
+	DurationMS int64               `json:"duration_ms"`
+	Modified   []tool.Modification `json:"modified,omitempty"`
+	// Refused is set when the call never ran: unknown tool, invalid
+	// arguments, over the per-turn cap, budget, or denied approval.
+	Refused bool `json:"refused,omitempty"`
+	// Unknown is set when a crash interrupted the call and its outcome
+	// cannot be known.
+	Unknown bool `json:"unknown,omitempty"`
+}
+
+// MessageKind says why a message was added to the conversation.
+type MessageKind string
+
+const (
+	KindUser         MessageKind = "user"          // a person wrote it
+	KindNudge        MessageKind = "nudge"         // stuck detection
+	KindLimitWarning MessageKind = "limit_warning" // last iteration / budget
+	KindCorrection   MessageKind = "correction"    // malformed tool call
+	KindWrapUp       MessageKind = "wrap_up"       // final best-effort request
+	KindContinue     MessageKind = "continue"      // self-reasoning / plan continuation
+	KindVerification MessageKind = "verification"  // verify command results
+)
+
+// MessageAdded puts a message into the conversation the model sees.
+type MessageAdded struct {
+	Role    model.Role  `json:"role"`
+	Content string      `json:"content"`
+	Kind    MessageKind `json:"kind"`
+}
+
+// IterationEnded closes iteration N.
+type IterationEnded struct {
+	N      int             `json:"n"`
+	Status IterationStatus `json:"status"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// ApprovalRequested asks a person to approve a tool call.
+type ApprovalRequested struct {
+	CallID   string          `json:"call_id"`
+	Name     string          `json:"name"`
+	Input    json.RawMessage `json:"input"`
+	ArgsHash string          `json:"args_hash"`
+}
+
+// ApprovalDecided records a person's decision on a tool call.
+type ApprovalDecided struct {
+	CallID   string `json:"call_id"`
+	ArgsHash string `json:"args_hash"`
+	Approved bool   `json:"approved"`
+	Reason   string `json:"reason,omitempty"`
+	// EditedInput replaces the arguments when the person edited them.
+	EditedInput json.RawMessage `json:"edited_input,omitempty"`
+}
+
+// PlanStep is one step of a plan.
+type PlanStep struct {
+	Title  string `json:"title"`
+	Status string `json:"status"`
+	Result string `json:"result,omitempty"`
+}
+
+// PlanUpdated replaces the plan.
+type PlanUpdated struct {
+	Goal   string     `json:"goal"`
+	Status string     `json:"status"`
+	Steps  []PlanStep `json:"steps"`
+	Reason string     `json:"reason,omitempty"`
+}
+
+// MemorySet sets (or, with Deleted, removes) a session memory entry.
+type MemorySet struct {
+	Key     string          `json:"key"`
+	Value   json.RawMessage `json:"value,omitempty"`
+	Deleted bool            `json:"deleted,omitempty"`
+}
+
+// StuckDetected records a repetition pattern and what was done about it.
+type StuckDetected struct {
+	Pattern string `json:"pattern"`
+	Detail  string `json:"detail"`
+	// Action is "nudge", "pause" or "end".
+	Action string `json:"action"`
+}
+
+// SessionPaused stops the session at a safe point; it can be resumed.
+type SessionPaused struct {
+	Reason StopReason `json:"reason"`
+	Detail string     `json:"detail,omitempty"`
+}
+
+// SessionWaiting stops the session until a person answers.
+type SessionWaiting struct {
+	Reason   StopReason `json:"reason"`
+	Question string     `json:"question,omitempty"`
+}
+
+// SessionResumed continues a paused or waiting session.
+type SessionResumed struct {
+	Note string `json:"note,omitempty"`
+}
+
+// Warning is something a watcher should know that does not stop the session.
+type Warning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// SessionEnded closes the log.
+type SessionEnded struct {
+	Status Status     `json:"status"`
+	Reason StopReason `json:"reason"`
+	Detail string     `json:"detail,omitempty"`
+	Answer string     `json:"answer,omitempty"`
+	// Partial is true when the answer is a best-effort one after a limit.
+	Partial bool `json:"partial,omitempty"`
+}
+
+func (*SessionStarted) EventType() EventType    { return TypeSessionStarted }
+func (*IterationStarted) EventType() EventType  { return TypeIterationStarted }
+func (*ModelResponded) EventType() EventType    { return TypeModelResponded }
+func (*ModelFailed) EventType() EventType       { return TypeModelFailed }
+func (*ToolStarted) EventType() EventType       { return TypeToolStarted }
+func (*ToolFinished) EventType() EventType      { return TypeToolFinished }
+func (*MessageAdded) EventType() EventType      { return TypeMessageAdded }
+func (*IterationEnded) EventType() EventType    { return TypeIterationEnded }
+func (*ApprovalRequested) EventType() EventType { return TypeApprovalRequested }
+func (*ApprovalDecided) EventType() EventType   { return TypeApprovalDecided }
+func (*PlanUpdated) EventType() EventType       { return TypePlanUpdated }
+func (*MemorySet) EventType() EventType         { return TypeMemorySet }
+func (*StuckDetected) EventType() EventType     { return TypeStuckDetected }
+func (*SessionPaused) EventType() EventType     { return TypeSessionPaused }
+func (*SessionWaiting) EventType() EventType    { return TypeSessionWaiting }
+func (*SessionResumed) EventType() EventType    { return TypeSessionResumed }
+func (*Warning) EventType() EventType           { return TypeWarning }
+func (*SessionEnded) EventType() EventType      { return TypeSessionEnded }
+
+// Limits bound a session. Zero means "no limit" except MaxIterations,
+// which always has a cap (DefaultMaxIterations when zero).
+type Limits struct {
+	MaxIterations       int           `json:"max_iterations"`
+	Timeout             time.Duration `json:"timeout,omitempty"`
+	ModelCallTimeout    time.Duration `json:"model_call_timeout,omitempty"`
+	ToolCallTimeout     time.Duration `json:"tool_call_timeout,omitempty"`
+	BudgetTokens        int           `json:"budget_tokens,omitempty"`
+	BudgetUSD           float64       `json:"budget_usd,omitempty"`
+	BudgetToolCalls     int           `json:"budget_tool_calls,omitempty"`
+	MaxToolCallsPerTurn int           `json:"max_tool_calls_per_turn,omitempty"`
+	NoProgressAfter     int           `json:"no_progress_after,omitempty"`
+	// WrapUp makes one last tool-less call for a best-effort answer when a
+	// limit ends the session. Nil means true.
+	WrapUp *bool `json:"wrap_up,omitempty"`
+	// OnStuck is "pause" (default) or "end" for the second stuck detection.
+	OnStuck string `json:"on_stuck,omitempty"`
+}
+
+// DefaultMaxIterations caps a session whose limits do not say.
+const DefaultMaxIterations = 15
+
+// Iteration profiles (seed 004).
+var Profiles = map[string]int{"trivial": 5, "standard": 10, "complex": 20}
+
+func (l Limits) maxIterations() int {
+	if l.MaxIterations <= 0 {
+		return DefaultMaxIterations
+	}
+	return l.MaxIterations
+}
+
+func (l Limits) wrapUp() bool { return l.WrapUp == nil || *l.WrapUp }

@@ -1,0 +1,36 @@
+// Package store defines session persistence: an append-only event log per
+// session plus a summary row for listing. Implementations live in
+// store/sqlite, store/postgres and store/memory and all pass the
+// conformance suite in store/storetest.
+package store
+
+import (
+	"context"
+
+	"github.com/agentloop/agentloop/loop"
+)
+
+// Store persists session logs.
+type Store interface {
+	loop.Log
+	// List returns session summaries, newest first, matching the filter.
+	List(ctx context.Context, f Filter) ([]loop.Summary, error)
+	// Close flushes pending appends and releases the store.
+	Close() error
+}
+
+// Filter selects sessions for List. Zero values select everything.
+type Filter struct {
+	// Status keeps only sessions in one of these statuses.
+	Status []loop.Status
+	// Unfinished keeps only sessions whose status is not final.
+	Unfinished bool
+	Limit      int
+	Offset     int
+}
+
+// Re-exported sentinels, so callers of a Store need not import loop.
+var (
+	ErrNotFound    = loop.ErrNotFound
+	ErrSeqConflict = loop.ErrSeqConflict
+)
