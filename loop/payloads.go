@@ -96,6 +96,8 @@ type MessageAdded struct {
 	Role    model.Role  `json:"role"`
 	Content string      `json:"content"`
 	Kind    MessageKind `json:"kind"`
+	// Key identifies one-off messages (limit warnings) so they are sent once.
+	Key string `json:"key,omitempty"`
 }
 
 // IterationEnded closes iteration N.

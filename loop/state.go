@@ -119,6 +119,10 @@ type Iteration struct {
 	Error     string           `json:"error,omitempty"`
 	Usage     model.Usage      `json:"usage"`
 	CostUSD   float64          `json:"cost_usd,omitempty"`
+	// Responded is true once the model answered in this iteration.
+	Responded bool `json:"-"`
+	// Correction is true when this iteration ended with a correction request.
+	Correction bool `json:"-"`
 }
 
 // PendingApproval is a tool call waiting for a person's decision.
@@ -178,6 +182,8 @@ type State struct {
 	// Conversation is what the model sees next call.
 	Conversation []model.Message `json:"-"`
 
+	// PendingCalls are the calls of the latest reply that have no result yet.
+	PendingCalls []model.ToolCall `json:"pending_calls,omitempty"`
 	// OpenToolCalls are calls started but not finished (after a crash).
 	OpenToolCalls []ToolStarted `json:"open_tool_calls,omitempty"`
 	// PendingApprovals wait for a decision; Decisions are decisions not yet used.
@@ -247,7 +253,9 @@ func (s *State) Apply(e Event) error {
 		s.Conversation = append(s.Conversation, model.Message{
 			Role: model.RoleAssistant, Content: d.Text, ToolCalls: d.ToolCalls, Reasoning: d.Reasoning,
 		})
+		s.PendingCalls = append(s.PendingCalls[:0:0], d.ToolCalls...)
 		if it := s.current(); it != nil {
+			it.Responded = true
 			it.Usage = it.Usage.Add(d.Usage)
 			it.CostUSD += d.CostUSD
 			it.Messages = append(it.Messages, MessageRecord{
@@ -272,6 +280,12 @@ func (s *State) Apply(e Event) error {
 		}
 	case *ToolFinished:
 		s.closeToolCall(d.CallID)
+		for i, c := range s.PendingCalls {
+			if c.ID == d.CallID {
+				s.PendingCalls = append(s.PendingCalls[:i:i], s.PendingCalls[i+1:]...)
+				break
+			}
+		}
 		s.Conversation = append(s.Conversation, model.Message{
 			Role: model.RoleTool, Content: d.Output, ToolCallID: d.CallID, ToolName: d.Name, IsError: d.IsError,
 		})
@@ -297,11 +311,16 @@ func (s *State) Apply(e Event) error {
 		if it := s.current(); it != nil {
 			it.Messages = append(it.Messages, MessageRecord{ID: msgID(e), Role: d.Role, Content: d.Content, Time: e.Time, Kind: d.Kind})
 		}
-		if d.Kind == KindLimitWarning {
+		if d.Kind == KindCorrection {
+			if it := s.current(); it != nil {
+				it.Correction = true
+			}
+		}
+		if d.Key != "" {
 			if s.LimitWarnings == nil {
 				s.LimitWarnings = map[string]bool{}
 			}
-			s.LimitWarnings[d.Content] = true
+			s.LimitWarnings[d.Key] = true
 		}
 	case *IterationEnded:
 		if it := s.current(); it != nil && it.N == d.N {

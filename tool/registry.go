@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/agentloop/agentloop/model"
 )
@@ -134,6 +136,9 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("%w: tool %q: arguments are not valid JSON (%v); send a JSON object matching the tool's schema", ErrInvalidArguments, name, err)
 	}
+	if str, isStr := v.(string); isStr {
+		return fmt.Errorf("%w: tool %q: arguments must be a JSON object, but they are not valid JSON: %s", ErrInvalidArguments, name, shortJSON([]byte(str)))
+	}
 	if _, isObj := v.(map[string]any); !isObj {
 		return fmt.Errorf("%w: tool %q: arguments must be a JSON object, got %s", ErrInvalidArguments, name, shortJSON(args))
 	}
@@ -171,7 +176,13 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		return Result{Output: err.Error(), IsError: true}
 	}
 	e, _ := r.lookupEntry(name)
-	res, err := safeCall(ctx, e.tool, args)
+	return Invoke(ctx, e.tool, args)
+}
+
+// Invoke runs a tool whose arguments were already validated, turning a
+// returned error or a panic into an error Result.
+func Invoke(ctx context.Context, t Tool, args json.RawMessage) Result {
+	res, err := safeCall(ctx, t, args)
 	if err != nil {
 		msg := err.Error()
 		if res.Output != "" {
@@ -191,6 +202,8 @@ func safeCall(ctx context.Context, t Tool, args json.RawMessage) (res Result, er
 	return t.Call(ctx, args)
 }
 
+var englishPrinter = message.NewPrinter(language.English)
+
 func describeValidation(err error) string {
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
@@ -202,7 +215,7 @@ func describeValidation(err error) string {
 			} else {
 				loc = "argument " + strings.TrimPrefix(loc, "/")
 			}
-			parts = append(parts, loc+": "+leaf.ErrorKind.LocalizedString(nil))
+			parts = append(parts, loc+": "+leaf.ErrorKind.LocalizedString(englishPrinter))
 		}
 		if len(parts) > 0 {
 			return strings.Join(parts, "; ")

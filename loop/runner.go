@@ -1,0 +1,311 @@
+// Package loop is the agent loop: typed events, the state fold, the runner
+// that drives a model and its tools, stop conditions and stuck detection.
+package loop
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
+)
+
+// DefaultMarker is the completion marker of self-reasoning mode.
+const DefaultMarker = "TASK_COMPLETE:"
+
+// Recovered is what a text tool-call parser found in a reply.
+type Recovered struct {
+	Calls     []model.ToolCall
+	Content   string
+	Format    string
+	Attempted bool   // the text looks like a tool call that could not be read
+	Problem   string // what was wrong, for the correction request
+}
+
+// Policy is how a tool call is approved.
+type Policy string
+
+const (
+	PolicyAuto Policy = "auto"
+	PolicyAsk  Policy = "ask"
+	PolicyDeny Policy = "deny"
+)
+
+// Config is everything a Runner needs. Model and Log are required.
+type Config struct {
+	Model model.Model
+	// ModelName is recorded in the log and used for prices.
+	ModelName string
+	Tools     *tool.Registry
+	Log       Log
+
+	SystemPrompt string
+	Mode         Mode
+	// Marker ends a self-reasoning session (default TASK_COMPLETE:).
+	Marker string
+	Limits Limits
+	// Stop adds conditions to the built-in ones (any of them stops).
+	Stop StopCondition
+
+	// ParseToolCalls recovers tool calls written in the reply text when
+	// the provider returned none. Nil disables recovery.
+	ParseToolCalls func(text string, tools []model.ToolSpec) Recovered
+	// Price returns the cost of a call; nil means unknown (zero).
+	Price func(modelName string, u model.Usage) (usd float64, known bool)
+	// EstimateUsage counts tokens when the provider reported none.
+	EstimateUsage func(req *model.Request, resp *model.Response) model.Usage
+	// Approval says how a call must be approved; nil approves everything.
+	Approval func(t tool.Tool) Policy
+
+	// OnEvent sees every event once it is durable, in order, per session.
+	// It runs on the session's goroutine: keep it fast.
+	OnEvent func(Event)
+	// OnDelta sees streamed model output as it arrives.
+	OnDelta func(sessionID string, d model.Delta)
+
+	Texts Texts
+	Clock func() time.Time
+	NewID func() string
+}
+
+// Runner starts, resumes and controls sessions. One Runner can drive any
+// number of sessions at once.
+type Runner struct {
+	cfg  Config
+	stop StopCondition
+	mu   sync.Mutex
+	live map[string]*Session
+}
+
+// New checks the config and returns a Runner.
+func New(cfg Config) (*Runner, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("loop: Config.Model is required")
+	}
+	if cfg.Log == nil {
+		return nil, errors.New("loop: Config.Log is required (use store/memory for a throwaway log)")
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = ModeTools
+	}
+	if cfg.Marker == "" {
+		cfg.Marker = DefaultMarker
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = RandomID
+	}
+	cfg.Texts = cfg.Texts.withDefaults()
+	return &Runner{cfg: cfg, live: map[string]*Session{}}, nil
+}
+
+// RandomID returns 16 random hex characters.
+func RandomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Task is what a session is asked to do.
+type Task struct {
+	Prompt string
+	// ID names the session; empty means a new random ID.
+	ID        string
+	Workspace string
+	Labels    map[string]string
+	// Limits override the runner's limits when non-zero.
+	Limits *Limits
+}
+
+// ErrRunning is returned when resuming a session that is already running here.
+var ErrRunning = errors.New("session is already running")
+
+// ErrFinished is returned when resuming or controlling a session that ended.
+var ErrFinished = errors.New("session has ended")
+
+// Start records a new session and runs it in the background.
+func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
+	if task.Prompt == "" {
+		return nil, errors.New("loop: the task is empty")
+	}
+	id := task.ID
+	if id == "" {
+		id = r.cfg.NewID()
+	}
+	limits := r.cfg.Limits
+	if task.Limits != nil {
+		limits = *task.Limits
+	}
+	limits.MaxIterations = limits.maxIterations()
+	mode := r.cfg.Mode
+	if mode == ModeTools && len(r.cfg.Tools.Names()) == 0 && limits.MaxIterations > 1 {
+		// Without tools a multi-step session can only reason.
+		mode = ModeSelfReasoning
+	}
+	started := &SessionStarted{
+		Task: task.Prompt, SystemPrompt: r.cfg.SystemPrompt, Model: r.cfg.ModelName, Mode: mode,
+		Tools: r.cfg.Tools.Names(), Limits: limits, Workspace: task.Workspace, Labels: task.Labels,
+	}
+	if mode == ModeSelfReasoning {
+		started.Marker = r.cfg.Marker
+	}
+	s := r.newSession(id, &State{Status: StatusIdle})
+	if err := r.claim(s); err != nil {
+		return nil, err
+	}
+	s.emit(started)
+	if err := s.flush(ctx); err != nil {
+		r.release(s)
+		return nil, err
+	}
+	s.launch(ctx)
+	return s, nil
+}
+
+// Run starts a session and waits for it to stop (end, pause or wait).
+func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
+	s, err := r.Start(ctx, task)
+	if err != nil {
+		return nil, err
+	}
+	return s.Wait(ctx)
+}
+
+// Resume continues a stopped session from its log: a paused or waiting
+// session is resumed; a running one (left behind by a crash) is recovered.
+// Tool calls a crash interrupted are re-run only when the tool is
+// idempotent; otherwise the model is told their outcome is unknown.
+func (r *Runner) Resume(ctx context.Context, id string, note string) (*Session, error) {
+	return r.resume(ctx, id, func(st *State) ([]Payload, error) {
+		if st.Status == StatusPaused || st.Status == StatusWaiting {
+			if len(st.PendingApprovals) > 0 {
+				return nil, fmt.Errorf("session %s is waiting for approval of %s (call %s): approve or deny it first", id, st.PendingApprovals[0].Name, st.PendingApprovals[0].CallID)
+			}
+			return []Payload{&SessionResumed{Note: note}}, nil
+		}
+		return nil, nil
+	})
+}
+
+// Reply sends a person's message to a session and resumes it. A waiting
+// session gets its answer; a paused one gets the message as guidance.
+func (r *Runner) Reply(ctx context.Context, id, text string) (*Session, error) {
+	if text == "" {
+		return nil, errors.New("loop: the reply is empty")
+	}
+	return r.resume(ctx, id, func(st *State) ([]Payload, error) {
+		if st.Status != StatusWaiting && st.Status != StatusPaused {
+			return nil, fmt.Errorf("session %s is %s; only a paused or waiting session takes a reply", id, st.Status)
+		}
+		if len(st.PendingApprovals) > 0 {
+			return nil, fmt.Errorf("session %s is waiting for approval of %s, not for a reply: approve or deny it", id, st.PendingApprovals[0].Name)
+		}
+		return []Payload{&MessageAdded{Role: model.RoleUser, Content: text, Kind: KindUser}, &SessionResumed{Note: "reply"}}, nil
+	})
+}
+
+// Decision on a tool call waiting for approval.
+type ApprovalDecision struct {
+	CallID string
+	// ArgsHash must be the hash shown with the request: a decision for
+	// different arguments is refused.
+	ArgsHash    string
+	Approved    bool
+	Reason      string
+	EditedInput []byte
+}
+
+// Decide records a decision on a pending approval and resumes the session
+// once nothing else is pending.
+func (r *Runner) Decide(ctx context.Context, id string, d ApprovalDecision) (*Session, error) {
+	return r.resume(ctx, id, func(st *State) ([]Payload, error) {
+		var p *PendingApproval
+		for i := range st.PendingApprovals {
+			if st.PendingApprovals[i].CallID == d.CallID {
+				p = &st.PendingApprovals[i]
+			}
+		}
+		if p == nil {
+			return nil, fmt.Errorf("session %s has no pending approval for call %q", id, d.CallID)
+		}
+		if d.ArgsHash != p.ArgsHash {
+			return nil, fmt.Errorf("session %s: approval for call %s names arguments %q but the call has %q: the arguments changed; review them again", id, d.CallID, d.ArgsHash, p.ArgsHash)
+		}
+		out := []Payload{&ApprovalDecided{CallID: d.CallID, ArgsHash: d.ArgsHash, Approved: d.Approved, Reason: d.Reason, EditedInput: d.EditedInput}}
+		if len(st.PendingApprovals) == 1 {
+			out = append(out, &SessionResumed{Note: "approval"})
+		}
+		return out, nil
+	})
+}
+
+func (r *Runner) resume(ctx context.Context, id string, prepare func(*State) ([]Payload, error)) (*Session, error) {
+	events, err := r.cfg.Log.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	st, err := Fold(events)
+	if err != nil {
+		return nil, err
+	}
+	if st.Status.Finished() {
+		return nil, fmt.Errorf("session %s: %w (%s, %s)", id, ErrFinished, st.Status, st.Reason)
+	}
+	s := r.newSession(id, st)
+	if err := r.claim(s); err != nil {
+		return nil, err
+	}
+	extra, err := prepare(st)
+	if err != nil {
+		r.release(s)
+		return nil, err
+	}
+	for _, p := range extra {
+		s.emit(p)
+	}
+	if err := s.flush(ctx); err != nil {
+		r.release(s)
+		return nil, err
+	}
+	if s.state.Status == StatusWaiting || s.state.Status == StatusPaused {
+		// Still waiting (more approvals pending): nothing to run.
+		r.release(s)
+		close(s.done)
+		return s, nil
+	}
+	s.launch(ctx)
+	return s, nil
+}
+
+// Session returns the live session with this ID, if it runs here.
+func (r *Runner) Session(id string) (*Session, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.live[id]
+	return s, ok
+}
+
+func (r *Runner) claim(s *Session) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, busy := r.live[s.id]; busy {
+		return fmt.Errorf("session %s: %w", s.id, ErrRunning)
+	}
+	r.live[s.id] = s
+	return nil
+}
+
+func (r *Runner) release(s *Session) {
+	r.mu.Lock()
+	if r.live[s.id] == s {
+		delete(r.live, s.id)
+	}
+	r.mu.Unlock()
+}

@@ -1,0 +1,181 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Session is a handle on a session running in this process.
+type Session struct {
+	r     *Runner
+	id    string
+	state *State // owned by the session goroutine until done is closed
+	stop  StopCondition
+	buf   []Event
+
+	mu        sync.Mutex
+	pauseReq  string
+	termReq   string
+	terminate bool
+	cancel    context.CancelCauseFunc
+
+	done chan struct{}
+	err  error
+}
+
+var errTerminated = errors.New("session terminated")
+
+func (r *Runner) newSession(id string, st *State) *Session {
+	return &Session{r: r, id: id, state: st, done: make(chan struct{})}
+}
+
+// ID is the session's ID.
+func (s *Session) ID() string { return s.id }
+
+// Done is closed when the session stops running here (ended, paused or waiting).
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Wait blocks until the session stops running and returns its final state.
+// The state must not be modified.
+func (s *Session) Wait(ctx context.Context) (*State, error) {
+	select {
+	case <-s.done:
+		return s.state, s.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Pause asks the session to pause at its next safe point (between
+// iterations). The log records session.paused when it takes effect.
+func (s *Session) Pause(note string) {
+	s.mu.Lock()
+	if note == "" {
+		note = "paused by user"
+	}
+	s.pauseReq = note
+	s.mu.Unlock()
+}
+
+// Terminate ends the session at once: in-flight model and tool calls are
+// cancelled through their context. Reason is free text or one of
+// completed_by_user, failed, different_approach, stuck.
+func (s *Session) Terminate(reason string) {
+	s.mu.Lock()
+	s.terminate = true
+	if reason == "" {
+		reason = "terminated by user"
+	}
+	s.termReq = reason
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(errTerminated)
+	}
+}
+
+func (s *Session) pauseRequested() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pauseReq, s.pauseReq != ""
+}
+
+func (s *Session) terminateRequested() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.termReq, s.terminate
+}
+
+// emit applies an event to the state and buffers it for the log.
+func (s *Session) emit(p Payload) {
+	e := NewEvent(s.id, s.state.Seq+1, s.r.cfg.Clock(), p)
+	if err := s.state.Apply(e); err != nil {
+		// Only a bug in the runner can get here: the runner numbers its own events.
+		panic(fmt.Sprintf("loop: applying own event: %v", err))
+	}
+	s.buf = append(s.buf, e)
+}
+
+// flush makes buffered events durable, then shows them to OnEvent.
+// Appends are not cancelled by termination: what happened is recorded.
+func (s *Session) flush(ctx context.Context) error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	if err := s.r.cfg.Log.Append(context.WithoutCancel(ctx), s.buf...); err != nil {
+		return fmt.Errorf("session %s: saving %d events: %w", s.id, len(s.buf), err)
+	}
+	if fn := s.r.cfg.OnEvent; fn != nil {
+		for _, e := range s.buf {
+			fn(e)
+		}
+	}
+	clear(s.buf)
+	s.buf = s.buf[:0]
+	return nil
+}
+
+func (s *Session) launch(ctx context.Context) {
+	runCtx, cancel := context.WithCancelCause(ctx)
+	s.mu.Lock()
+	s.cancel = cancel
+	terminated := s.terminate
+	s.mu.Unlock()
+	if terminated {
+		cancel(errTerminated)
+	}
+	s.stop = builtinConditions(s.state.Limits)
+	if s.r.cfg.Stop != nil {
+		s.stop = AnyOf(s.stop, s.r.cfg.Stop)
+	}
+	go func() {
+		defer close(s.done)
+		defer s.r.release(s)
+		defer cancel(nil)
+		s.err = s.run(runCtx)
+	}()
+}
+
+// Pause asks a session running here to pause.
+func (r *Runner) Pause(id, note string) error {
+	s, ok := r.Session(id)
+	if !ok {
+		return fmt.Errorf("session %s is not running in this process", id)
+	}
+	s.Pause(note)
+	return nil
+}
+
+// Terminate ends a session: at once when it runs here, or by recording
+// its end in the log when it is paused, waiting or left by a crash.
+func (r *Runner) Terminate(ctx context.Context, id, reason string) (*State, error) {
+	if s, ok := r.Session(id); ok {
+		s.Terminate(reason)
+		return s.Wait(ctx)
+	}
+	events, err := r.cfg.Log.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	st, err := Fold(events)
+	if err != nil {
+		return nil, err
+	}
+	if st.Status.Finished() {
+		return nil, fmt.Errorf("session %s: %w (%s)", id, ErrFinished, st.Status)
+	}
+	s := r.newSession(id, st)
+	if err := r.claim(s); err != nil {
+		return nil, err
+	}
+	defer r.release(s)
+	s.termReq, s.terminate = reason, true
+	if reason == "" {
+		s.termReq = "terminated by user"
+	}
+	err = s.endTerminated(ctx)
+	close(s.done)
+	return s.state, err
+}

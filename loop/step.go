@@ -1,0 +1,424 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentloop/agentloop/model"
+)
+
+var (
+	errSessionTimeout   = errors.New("session timed out")
+	errModelCallTimeout = errors.New("model call timed out")
+)
+
+// run drives the session until it ends, pauses or waits. Each turn of the
+// loop looks at the state and takes the next step, so a session rebuilt from
+// its log after a crash continues exactly where the log stops.
+func (s *Session) run(ctx context.Context) error {
+	callCtx := ctx
+	if d := s.state.Limits.Timeout; d > 0 {
+		var cancel context.CancelFunc
+		left := s.state.StartedAt.Add(d).Sub(s.r.cfg.Clock()) // on the runner's clock
+		callCtx, cancel = context.WithTimeoutCause(ctx, left, errSessionTimeout)
+		defer cancel()
+	}
+	for {
+		st := s.state
+		if st.Status.Finished() || st.Status == StatusPaused || st.Status == StatusWaiting {
+			return s.flush(ctx)
+		}
+		if _, ok := s.terminateRequested(); ok {
+			return s.endTerminated(ctx)
+		}
+		if ctx.Err() != nil {
+			// The caller stopped us (Ctrl-C, shutdown): pause so the
+			// session can be resumed; an open iteration is redone.
+			s.emit(&SessionPaused{Reason: ReasonInterrupted, Detail: "the process running the session stopped"})
+			continue
+		}
+		it := st.current()
+		open := it != nil && it.Status == IterationInProgress
+		var err error
+		switch {
+		case open && !it.Responded:
+			err = s.callModel(callCtx)
+		case open && len(st.PendingCalls) > 0:
+			err = s.runCalls(callCtx)
+		case open:
+			err = s.endIteration(ctx)
+		default:
+			err = s.between(ctx)
+		}
+		if err != nil {
+			// Persistence failed: nothing more can be recorded safely.
+			return err
+		}
+	}
+}
+
+// between runs at an iteration boundary: controls, stop conditions, then
+// the next iteration.
+func (s *Session) between(ctx context.Context) error {
+	if note, ok := s.pauseRequested(); ok {
+		s.mu.Lock()
+		s.pauseReq = ""
+		s.mu.Unlock()
+		s.emit(&SessionPaused{Reason: ReasonUser, Detail: note})
+		return s.flush(ctx)
+	}
+	st := s.state
+	d := s.stop.Check(st, s.r.cfg.Clock())
+	switch d.Action {
+	case End:
+		return s.end(ctx, d)
+	case Pause:
+		s.emit(&SessionPaused{Reason: d.Reason, Detail: d.Detail})
+		return s.flush(ctx)
+	}
+	n := st.CurrentIteration + 1
+	s.emit(&IterationStarted{N: n})
+	s.limitWarnings(n)
+	return nil
+}
+
+// limitWarnings tells the model when this is its last call, or when a
+// budget passes 80 % and 95 %.
+func (s *Session) limitWarnings(n int) {
+	st, t := s.state, s.r.cfg.Texts
+	warn := func(key, text string) {
+		if !st.LimitWarnings[key] {
+			s.emit(&MessageAdded{Role: model.RoleUser, Content: text, Kind: KindLimitWarning, Key: key})
+		}
+	}
+	marker := ""
+	if st.Mode == ModeSelfReasoning {
+		marker = st.Marker
+	}
+	if st.MaxIterations > 1 && n == st.MaxIterations {
+		warn("last_iteration", t.LastIteration(n, st.MaxIterations, marker))
+	}
+	budget := func(kind string, used, limit float64) {
+		if limit <= 0 {
+			return
+		}
+		pct := int(used * 100 / limit)
+		switch {
+		case pct >= 95:
+			warn(kind+"_95", t.BudgetWarning(kind, pct))
+		case pct >= 80:
+			warn(kind+"_80", t.BudgetWarning(kind, pct))
+		}
+	}
+	budget("token", float64(st.Usage.Total()), float64(st.Limits.BudgetTokens))
+	budget("cost", st.CostUSD, st.Limits.BudgetUSD)
+}
+
+// callModel makes the current iteration's model call and records the reply.
+func (s *Session) callModel(ctx context.Context) error {
+	st, cfg := s.state, &s.r.cfg
+	req := &model.Request{Model: st.Model, Messages: st.Conversation, Tools: cfg.Tools.Specs()}
+	resp, dur, err := s.generate(ctx, req)
+	if err != nil {
+		return s.modelFailed(ctx, err, dur)
+	}
+	calls, text, format := resp.ToolCalls, resp.Text, ""
+	var rec Recovered
+	if len(calls) > 0 {
+		format = "native"
+	} else if cfg.ParseToolCalls != nil && len(req.Tools) > 0 {
+		rec = cfg.ParseToolCalls(resp.Text, req.Tools)
+		if len(rec.Calls) > 0 {
+			calls, text, format = rec.Calls, rec.Content, rec.Format
+		}
+	}
+	calls = s.normaliseCalls(calls)
+	s.emit(&ModelResponded{
+		Iteration: st.CurrentIteration, Text: text, ToolCalls: calls, Reasoning: resp.Reasoning,
+		FinishReason: resp.FinishReason, Usage: resp.Usage, CostUSD: s.cost(resp.Usage),
+		DurationMS: dur.Milliseconds(), Format: format,
+	})
+	if len(calls) > 0 {
+		return nil // the calls run next
+	}
+	return s.textReply(ctx, text, rec)
+}
+
+// textReply decides what a reply without tool calls means.
+func (s *Session) textReply(ctx context.Context, text string, rec Recovered) error {
+	st, t := s.state, s.r.cfg.Texts
+	if rec.Attempted && !s.previousWasCorrection() {
+		s.emit(&MessageAdded{Role: model.RoleUser, Content: t.Correction(rec.Problem), Kind: KindCorrection})
+		return nil
+	}
+	if rec.Attempted {
+		s.emit(&Warning{Code: "unrecovered_tool_call", Message: "the model's tool call could not be read after one correction; taking the reply as its answer: " + rec.Problem})
+	}
+	if st.Mode == ModeSelfReasoning {
+		if answer, ok := afterMarker(text, st.Marker); ok {
+			return s.complete(ctx, answer)
+		}
+		if st.CurrentIteration < st.MaxIterations {
+			s.emit(&MessageAdded{Role: model.RoleUser, Content: t.Continue(st.Marker), Kind: KindContinue})
+		}
+		return nil // the limit ends it, with the reasoning so far as a partial answer
+	}
+	if p := st.Plan; p != nil && planPending(p) && s.planContinuations() < 3 && st.CurrentIteration < st.MaxIterations {
+		s.emit(&Warning{Code: "prose_with_pending_plan", Message: "the model answered without a tool call while its plan has pending steps; continuing"})
+		s.emit(&MessageAdded{Role: model.RoleUser, Content: t.PlanContinue(p), Kind: KindContinue})
+		return nil
+	}
+	if strings.TrimSpace(text) == "" {
+		s.emit(&Warning{Code: "empty_reply", Message: "the model's final reply was empty"})
+	}
+	return s.complete(ctx, text)
+}
+
+func (s *Session) previousWasCorrection() bool {
+	its := s.state.Iterations
+	return len(its) >= 2 && its[len(its)-2].Correction
+}
+
+func (s *Session) planContinuations() int {
+	n := 0
+	its := s.state.Iterations
+	for i := len(its) - 1; i >= 0; i-- {
+		cont := false
+		for _, m := range its[i].Messages {
+			cont = cont || m.Kind == KindContinue
+		}
+		if !cont || len(its[i].ToolCalls) > 0 {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+func planPending(p *Plan) bool {
+	if p.Status == "completed" || p.Status == "failed" {
+		return false
+	}
+	for _, st := range p.Steps {
+		if st.Status == "" || st.Status == "pending" || st.Status == "in_progress" {
+			return true
+		}
+	}
+	return false
+}
+
+// afterMarker returns the text after the completion marker.
+func afterMarker(text, marker string) (string, bool) {
+	i := strings.LastIndex(text, marker)
+	if i < 0 {
+		return "", false
+	}
+	return strings.TrimSpace(text[i+len(marker):]), true
+}
+
+// generate calls the model with the per-call timeout and streaming hook.
+func (s *Session) generate(ctx context.Context, req *model.Request) (*model.Response, time.Duration, error) {
+	cfg := &s.r.cfg
+	if d := s.state.Limits.ModelCallTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, errModelCallTimeout)
+		defer cancel()
+	}
+	var stream model.StreamFunc
+	if cfg.OnDelta != nil {
+		id, fn := s.id, cfg.OnDelta
+		stream = func(d model.Delta) { fn(id, d) }
+	}
+	start := cfg.Clock()
+	resp, err := cfg.Model.Generate(ctx, req, stream)
+	dur := cfg.Clock().Sub(start)
+	if err == nil && resp == nil {
+		err = fmt.Errorf("%w: the model returned no reply and no error", model.ErrMalformed)
+	}
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", cause, err)
+		}
+		return nil, dur, err
+	}
+	if resp.Usage == (model.Usage{}) && cfg.EstimateUsage != nil {
+		resp.Usage = cfg.EstimateUsage(req, resp)
+		resp.UsageEstimated = true
+	}
+	return resp, dur, nil
+}
+
+// modelFailed records a failed call and decides what follows: retries ran
+// out → pause (resume redoes the call); a call or session timeout → the
+// iteration fails and the stop conditions decide; anything else ends the
+// session with an error.
+func (s *Session) modelFailed(ctx context.Context, err error, dur time.Duration) error {
+	st := s.state
+	if _, term := s.terminateRequested(); term {
+		return nil // run() records the termination
+	}
+	if errors.Is(err, errTerminated) {
+		return nil
+	}
+	parentGone := ctx.Err() != nil && !errors.Is(context.Cause(ctx), errSessionTimeout)
+	if parentGone {
+		return nil // run() pauses as interrupted; the iteration is redone
+	}
+	timeout := errors.Is(err, errModelCallTimeout) || errors.Is(err, errSessionTimeout) || errors.Is(err, model.ErrTimeout)
+	retryable := errors.Is(err, model.ErrRetryable)
+	s.emit(&ModelFailed{Iteration: st.CurrentIteration, Error: err.Error(), Retryable: retryable, Timeout: timeout, DurationMS: dur.Milliseconds()})
+	switch {
+	case retryable:
+		s.emit(&SessionPaused{Reason: ReasonModelError, Detail: "the model kept failing: " + err.Error() + " — resume the session to retry"})
+		return s.flush(ctx)
+	case timeout:
+		s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: err.Error()})
+		return s.flush(ctx)
+	default:
+		s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: err.Error()})
+		s.emit(&SessionEnded{Status: StatusError, Reason: ReasonError, Detail: err.Error(), Answer: s.lastAnswer()})
+		return s.flush(ctx)
+	}
+}
+
+// normaliseCalls gives every call a unique ID and an object for arguments.
+func (s *Session) normaliseCalls(calls []model.ToolCall) []model.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	seen := make(map[string]bool, len(calls))
+	out := calls[:0:0]
+	for i, c := range calls {
+		if c.ID == "" || seen[c.ID] {
+			c.ID = fmt.Sprintf("call_%d_%d", s.state.CurrentIteration, i+1)
+		}
+		seen[c.ID] = true
+		if len(c.Arguments) == 0 {
+			c.Arguments = []byte("{}")
+		} else if !json.Valid(c.Arguments) {
+			// Keep what the model wrote, as a JSON string, so the log stays
+			// valid JSON and validation can tell the model what is wrong.
+			c.Arguments, _ = json.Marshal(string(c.Arguments))
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (s *Session) cost(u model.Usage) float64 {
+	if s.r.cfg.Price == nil {
+		return 0
+	}
+	usd, _ := s.r.cfg.Price(s.state.Model, u)
+	return usd
+}
+
+// endIteration closes the current iteration and looks for repetition.
+func (s *Session) endIteration(ctx context.Context) error {
+	st := s.state
+	it := st.current()
+	status := IterationCompleted
+	errs := 0
+	for _, c := range it.ToolCalls {
+		if c.Status == ToolError {
+			errs++
+		}
+	}
+	if it.Error != "" || (len(it.ToolCalls) > 0 && errs == len(it.ToolCalls)) {
+		status = IterationFailed
+	}
+	s.emit(&IterationEnded{N: it.N, Status: status})
+	if pattern, detail, reason, found := st.DetectStuck(); found {
+		if st.StuckDetections == 0 {
+			s.emit(&StuckDetected{Pattern: pattern, Detail: detail, Action: "nudge"})
+			s.emit(&MessageAdded{Role: model.RoleUser, Content: s.r.cfg.Texts.StuckNudge(pattern, detail), Kind: KindNudge})
+		} else if st.Limits.OnStuck == "end" {
+			s.emit(&StuckDetected{Pattern: pattern, Detail: detail, Action: "end"})
+			return s.end(ctx, Decision{Action: End, Status: StatusFailed, Reason: reason, Detail: detail})
+		} else {
+			s.emit(&StuckDetected{Pattern: pattern, Detail: detail, Action: "pause"})
+			s.emit(&SessionWaiting{Reason: reason, Question: "The session seems stuck (" + detail + "). Reply with guidance, resume it, or terminate it."})
+		}
+	}
+	return s.flush(ctx)
+}
+
+// complete ends the session successfully with the model's answer.
+func (s *Session) complete(ctx context.Context, answer string) error {
+	st := s.state
+	s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationCompleted})
+	s.emit(&SessionEnded{Status: StatusCompleted, Reason: ReasonCompleted, Answer: answer})
+	return s.flush(ctx)
+}
+
+// end finishes the session because of a limit, after one tool-less
+// wrap-up call for a best-effort answer when allowed.
+func (s *Session) end(ctx context.Context, d Decision) error {
+	st := s.state
+	status := d.Status
+	if status == "" {
+		status = StatusFailed
+		if d.Reason == ReasonCompleted {
+			status = StatusCompleted
+		}
+	}
+	answer, partial := s.lastAnswer(), true
+	if st.Limits.wrapUp() && st.InteractionCount > 0 && d.Reason != ReasonBudgetTokens && d.Reason != ReasonBudgetCost && ctx.Err() == nil {
+		s.emit(&MessageAdded{Role: model.RoleUser, Content: s.r.cfg.Texts.WrapUp(d.Reason), Kind: KindWrapUp})
+		if err := s.flush(ctx); err != nil {
+			return err
+		}
+		wctx, cancel := context.WithTimeout(ctx, wrapUpTimeout(st.Limits))
+		resp, dur, err := s.generate(wctx, &model.Request{Model: st.Model, Messages: st.Conversation})
+		cancel()
+		if err == nil {
+			s.emit(&ModelResponded{Iteration: st.CurrentIteration, Text: resp.Text, Reasoning: resp.Reasoning, FinishReason: resp.FinishReason,
+				Usage: resp.Usage, CostUSD: s.cost(resp.Usage), DurationMS: dur.Milliseconds(), WrapUp: true})
+			answer = resp.Text
+			if a, ok := afterMarker(answer, st.Marker); ok && st.Mode == ModeSelfReasoning {
+				answer = a
+			}
+		} else if _, term := s.terminateRequested(); !term {
+			s.emit(&Warning{Code: "wrap_up_failed", Message: "the final best-effort call failed: " + err.Error()})
+		}
+	}
+	s.emit(&SessionEnded{Status: status, Reason: d.Reason, Detail: d.Detail, Answer: answer, Partial: partial && answer != ""})
+	return s.flush(ctx)
+}
+
+func wrapUpTimeout(l Limits) time.Duration {
+	if l.ModelCallTimeout > 0 {
+		return l.ModelCallTimeout
+	}
+	return 2 * time.Minute
+}
+
+// endTerminated records a termination: open calls get results, the open
+// iteration fails, and the session ends.
+func (s *Session) endTerminated(ctx context.Context) error {
+	reason, _ := s.terminateRequested()
+	st := s.state
+	for _, c := range st.PendingCalls {
+		s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: c.ID, Name: c.Name, Output: "not run: the session was terminated", IsError: true, Refused: true})
+	}
+	if it := st.current(); it != nil && it.Status == IterationInProgress {
+		s.emit(&IterationEnded{N: it.N, Status: IterationFailed, Error: "terminated: " + reason})
+	}
+	s.emit(&SessionEnded{Status: StatusTerminated, Reason: ReasonTerminated, Detail: reason, Answer: s.lastAnswer(), Partial: true})
+	return s.flush(ctx)
+}
+
+// lastAnswer is the latest assistant text, kept as a partial answer.
+func (s *Session) lastAnswer() string {
+	conv := s.state.Conversation
+	for i := len(conv) - 1; i >= 0; i-- {
+		if conv[i].Role == model.RoleAssistant && strings.TrimSpace(conv[i].Content) != "" {
+			return conv[i].Content
+		}
+	}
+	return ""
+}

@@ -1,0 +1,141 @@
+package loop
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
+)
+
+var errToolTimeout = errors.New("tool call timed out")
+
+// ArgsHash binds an approval to the exact arguments it was shown.
+func ArgsHash(name string, args json.RawMessage) string {
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write(compactJSON(args))
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// runCalls runs the next pending tool call of the current reply. It returns
+// after one call so the run loop can look at controls in between.
+func (s *Session) runCalls(ctx context.Context) error {
+	st, cfg := s.state, &s.r.cfg
+	call := st.PendingCalls[0]
+	it := st.current()
+	refuse := func(msg string) error {
+		s.emit(&ToolFinished{Iteration: it.N, CallID: call.ID, Name: call.Name, Output: msg, IsError: true, Refused: true})
+		return nil
+	}
+
+	// A call a crash interrupted: re-run only if idempotent.
+	for _, open := range st.OpenToolCalls {
+		if open.CallID != call.ID {
+			continue
+		}
+		t, ok := cfg.Tools.Lookup(call.Name)
+		if ok && tool.IsIdempotent(t) {
+			s.emit(&Warning{Code: "tool_rerun", Message: fmt.Sprintf("re-running %s (call %s) after an interruption: the tool is idempotent", call.Name, call.ID)})
+			return s.execute(ctx, t, call, open.Input)
+		}
+		s.emit(&ToolFinished{Iteration: it.N, CallID: call.ID, Name: call.Name, Output: cfg.Texts.UnknownOutcome(call.Name), IsError: true, Unknown: true})
+		return s.flush(ctx)
+	}
+
+	position := 0
+	for i, c := range it.ToolCalls {
+		if c.ID == call.ID {
+			position = i + 1
+		}
+	}
+	if limit := st.Limits.MaxToolCallsPerTurn; limit > 0 && position > limit {
+		return refuse(fmt.Sprintf("refused: this reply asked for %d tool calls but at most %d run per turn; ask for the rest in your next reply", len(it.ToolCalls), limit))
+	}
+	if limit := st.Limits.BudgetToolCalls; limit > 0 && st.ToolCallCount >= limit {
+		return refuse(fmt.Sprintf("refused: the session's budget of %d tool calls is used up; give your final answer", limit))
+	}
+	if err := cfg.Tools.Validate(call.Name, call.Arguments); err != nil {
+		return refuse(err.Error())
+	}
+	t, _ := cfg.Tools.Lookup(call.Name)
+	input := call.Arguments
+	if cfg.Approval != nil {
+		switch cfg.Approval(t) {
+		case PolicyDeny:
+			return refuse(fmt.Sprintf("refused: the %s tool is not allowed in this session", call.Name))
+		case PolicyAsk:
+			hash := ArgsHash(call.Name, call.Arguments)
+			dec, decided := st.Decisions[call.ID]
+			if !decided || dec.ArgsHash != hash {
+				s.emit(&ApprovalRequested{CallID: call.ID, Name: call.Name, Input: call.Arguments, ArgsHash: hash})
+				s.emit(&SessionWaiting{Reason: ReasonApproval, Question: fmt.Sprintf("Allow %s %s?", call.Name, compactJSON(call.Arguments))})
+				return s.flush(ctx)
+			}
+			if !dec.Approved {
+				why := "denied by the user"
+				if dec.Reason != "" {
+					why += ": " + dec.Reason
+				}
+				return refuse(why)
+			}
+			if len(dec.EditedInput) > 0 {
+				if err := cfg.Tools.Validate(call.Name, dec.EditedInput); err != nil {
+					return refuse("the user's edited arguments are invalid: " + err.Error())
+				}
+				input = dec.EditedInput
+			}
+		}
+	}
+	s.emit(&ToolStarted{Iteration: it.N, CallID: call.ID, Name: call.Name, Input: input})
+	if err := s.flush(ctx); err != nil { // durable before the tool runs
+		return err
+	}
+	return s.execute(ctx, t, call, input)
+}
+
+// execute runs one tool with the per-call timeout and records the result.
+func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall, input json.RawMessage) error {
+	st, cfg := s.state, &s.r.cfg
+	tctx := ctx
+	if d := st.Limits.ToolCallTimeout; d > 0 {
+		var cancel context.CancelFunc
+		tctx, cancel = context.WithTimeoutCause(ctx, d, errToolTimeout)
+		defer cancel()
+	}
+	var (
+		mu       sync.Mutex
+		modified []tool.Modification
+	)
+	tctx = tool.WithReporter(tctx, func(m tool.Modification) {
+		mu.Lock()
+		modified = append(modified, m)
+		mu.Unlock()
+	})
+	start := cfg.Clock()
+	res := tool.Invoke(tctx, t, input)
+	dur := cfg.Clock().Sub(start)
+	if tctx.Err() != nil {
+		switch cause := context.Cause(tctx); {
+		case errors.Is(cause, errTerminated):
+			res = tool.Result{Output: "stopped: the session was terminated while the tool ran; its effects may be partial\n" + res.Output, IsError: true}
+		case errors.Is(cause, errToolTimeout):
+			res = tool.Result{Output: fmt.Sprintf("timed out after %s and was stopped; its effects may be partial\n%s", st.Limits.ToolCallTimeout, res.Output), IsError: true}
+		case errors.Is(cause, errSessionTimeout):
+			res = tool.Result{Output: "stopped: the session ran out of time while the tool ran\n" + res.Output, IsError: true}
+		default:
+			res = tool.Result{Output: "interrupted: the process stopped while the tool ran; its effects may be partial\n" + res.Output, IsError: true}
+		}
+	}
+	mu.Lock()
+	mods := modified
+	mu.Unlock()
+	s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: call.ID, Name: call.Name, Output: res.Output, IsError: res.IsError, DurationMS: dur.Milliseconds(), Modified: mods})
+	return nil
+}
