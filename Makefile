@@ -1,0 +1,24 @@
+# agentloop — common tasks. `make test` is what CI runs.
+
+GO ?= go
+
+.PHONY: test build vet fmt-check bench demo
+
+build:
+	$(GO) build -o agentloop ./cmd/agentloop
+
+fmt-check:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+test: fmt-check vet
+	$(GO) test -race ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./bench/...
+
+# The demo: a scripted model fixes a failing Go test in a temporary workspace.
+demo:
+	./examples/demo.sh

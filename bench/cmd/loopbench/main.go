@@ -1,0 +1,230 @@
+// Command loopbench prints the runtime overhead of the agent loop and its
+// scale: per-iteration time and allocations with an in-memory log and with
+// SQLite (ratio in the same run), and heap per session with 10,000
+// sessions waiting on a slow model at once.
+//
+//	go run ./bench/cmd/loopbench [-sessions 2000] [-concurrent 10000] [-latency 100ms]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/agentloop/agentloop/bench/loopbench"
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model/scripted"
+	"github.com/agentloop/agentloop/store/memory"
+	"github.com/agentloop/agentloop/store/sqlite"
+)
+
+func main() {
+	sessions := flag.Int("sessions", 2000, "sequential sessions per store for the overhead measurement")
+	rounds := flag.Int("rounds", 3, "rounds, interleaving the stores")
+	concurrent := flag.Int("concurrent", 10000, "sessions at once for the scale measurement (0 skips it)")
+	latency := flag.Duration("latency", 100*time.Millisecond, "scripted model latency per call in the scale measurement")
+	flag.Parse()
+	if err := run(*sessions, *rounds, *concurrent, *latency); err != nil {
+		fmt.Fprintln(os.Stderr, "loopbench:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	nsPerIter, allocsPerIter, bytesPerIter float64
+}
+
+func run(sessions, rounds, concurrent int, latency time.Duration) error {
+	dir, err := os.MkdirTemp("", "loopbench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	fmt.Printf("agentloop loop overhead: %d sessions × %d iterations per store per round, %d rounds, GOMAXPROCS=%d, %s\n\n",
+		sessions, loopbench.K+1, rounds, runtime.GOMAXPROCS(0), runtime.Version())
+	res := map[string][]result{}
+	for r := range rounds {
+		for _, name := range []string{"memory", "sqlite"} {
+			var log loop.Log
+			var closer func()
+			if name == "memory" {
+				log, closer = memory.New(), func() {}
+			} else {
+				st, err := sqlite.Open(filepath.Join(dir, fmt.Sprintf("r%d.db", r)))
+				if err != nil {
+					return err
+				}
+				log, closer = st, func() { st.Close() }
+			}
+			x, err := sequential(log, sessions)
+			closer()
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			res[name] = append(res[name], x)
+		}
+	}
+	fmt.Println("| store | ns/iteration (min / median / max) | allocs/iteration | bytes/iteration | time vs memory |")
+	fmt.Println("|---|---|---|---|---|")
+	memMed := median(res["memory"], func(r result) float64 { return r.nsPerIter })
+	for _, name := range []string{"memory", "sqlite"} {
+		rs := res[name]
+		ns := func(r result) float64 { return r.nsPerIter }
+		fmt.Printf("| %s | %.0f / %.0f / %.0f | %.0f | %.0f | %.2f× |\n", name, minOf(rs, ns), median(rs, ns), maxOf(rs, ns),
+			median(rs, func(r result) float64 { return r.allocsPerIter }), median(rs, func(r result) float64 { return r.bytesPerIter }),
+			median(rs, ns)/memMed)
+	}
+	if concurrent > 0 {
+		if err := scale(dir, concurrent, latency); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sequential runs sessions one after another and measures per iteration.
+func sequential(log loop.Log, n int) (result, error) {
+	script := loopbench.Script()
+	ctx := context.Background()
+	// Warm up.
+	for range 20 {
+		if err := once(ctx, log, script); err != nil {
+			return result{}, err
+		}
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	for range n {
+		if err := once(ctx, log, script); err != nil {
+			return result{}, err
+		}
+	}
+	el := time.Since(start)
+	runtime.ReadMemStats(&after)
+	iters := float64(n * (loopbench.K + 1))
+	return result{
+		nsPerIter:     float64(el.Nanoseconds()) / iters,
+		allocsPerIter: float64(after.Mallocs-before.Mallocs) / iters,
+		bytesPerIter:  float64(after.TotalAlloc-before.TotalAlloc) / iters,
+	}, nil
+}
+
+func once(ctx context.Context, log loop.Log, script *scripted.Script) error {
+	r, err := loopbench.Runner(scripted.NewCompact(script), log)
+	if err != nil {
+		return err
+	}
+	st, err := r.Run(ctx, loop.Task{Prompt: "add the numbers"})
+	if err != nil {
+		return err
+	}
+	return loopbench.Check(st)
+}
+
+// scale starts n sessions at once against a model that takes latency per
+// call, measures the heap while they all wait, and the throughput.
+func scale(dir string, n int, latency time.Duration) error {
+	fmt.Printf("\nscale: %d concurrent sessions, model latency %s, %d model calls each\n\n", n, latency, loopbench.K+1)
+	for _, name := range []string{"memory", "sqlite"} {
+		var log loop.Log
+		var closer func()
+		if name == "memory" {
+			log, closer = memory.New(), func() {}
+		} else {
+			st, err := sqlite.Open(filepath.Join(dir, "scale.db"))
+			if err != nil {
+				return err
+			}
+			log, closer = st, func() { st.Close() }
+		}
+		base := loopbench.Script()
+		script := &scripted.Script{Name: base.Name}
+		for _, s := range base.Steps {
+			script.Steps = append(script.Steps, s.WithDelay(latency))
+		}
+		runtime.GC()
+		var m0 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		g0 := runtime.NumGoroutine()
+		ctx := context.Background()
+		start := time.Now()
+		sessions := make([]*loop.Session, n)
+		for i := range n {
+			r, err := loopbench.Runner(scripted.NewCompact(script), log)
+			if err != nil {
+				return err
+			}
+			if sessions[i], err = r.Start(ctx, loop.Task{Prompt: "add the numbers"}); err != nil {
+				return err
+			}
+		}
+		// Mid-run: every session is waiting on its model.
+		time.Sleep(latency * 5 / 2)
+		runtime.GC()
+		var m1 runtime.MemStats
+		runtime.ReadMemStats(&m1)
+		goroutines := runtime.NumGoroutine() - g0
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var firstErr error
+		for _, s := range sessions {
+			wg.Go(func() {
+				st, err := s.Wait(ctx)
+				if err == nil {
+					err = loopbench.Check(st)
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		el := time.Since(start)
+		closer()
+		if firstErr != nil {
+			return fmt.Errorf("%s: %w", name, firstErr)
+		}
+		heap := float64(m1.HeapAlloc) - float64(m0.HeapAlloc)
+		ideal := latency * time.Duration(loopbench.K+1)
+		fmt.Printf("| %s | wall %s (ideal %s, %.2f×) | %.0f sessions/s | %.1f KiB heap per waiting session | %.2f goroutines per session |\n",
+			name, el.Round(time.Millisecond), ideal, float64(el)/float64(ideal), float64(n)/el.Seconds(), heap/float64(n)/1024, float64(goroutines)/float64(n))
+	}
+	return nil
+}
+
+func median(rs []result, f func(result) float64) float64 {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = f(r)
+	}
+	sort.Float64s(xs)
+	return xs[len(xs)/2]
+}
+
+func minOf(rs []result, f func(result) float64) float64 {
+	m := f(rs[0])
+	for _, r := range rs {
+		m = min(m, f(r))
+	}
+	return m
+}
+
+func maxOf(rs []result, f func(result) float64) float64 {
+	m := f(rs[0])
+	for _, r := range rs {
+		m = max(m, f(r))
+	}
+	return m
+}
