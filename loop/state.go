@@ -205,6 +205,9 @@ type State struct {
 
 	// Seq is the sequence number of the last applied event.
 	Seq int64 `json:"seq"`
+
+	// recent holds the last finished iterations reduced for stuck detection.
+	recent []step
 }
 
 // Fold builds a state from a whole log.
@@ -330,6 +333,10 @@ func (s *State) Apply(e Event) error {
 			if d.Error != "" {
 				it.Error = d.Error
 			}
+			if len(s.recent) == recentSteps {
+				s.recent = append(s.recent[:0], s.recent[1:]...)
+			}
+			s.recent = append(s.recent, stepOf(it))
 		}
 	case *ApprovalRequested:
 		s.PendingApprovals = append(s.PendingApprovals, PendingApproval{CallID: d.CallID, Name: d.Name, Input: d.Input, ArgsHash: d.ArgsHash})

@@ -297,8 +297,8 @@ func (s *Session) normaliseCalls(calls []model.ToolCall) []model.ToolCall {
 			c.ID = fmt.Sprintf("call_%d_%d", s.state.CurrentIteration, i+1)
 		}
 		seen[c.ID] = true
-		if len(c.Arguments) == 0 {
-			c.Arguments = []byte("{}")
+		if len(c.Arguments) == 0 || string(c.Arguments) == "null" {
+			c.Arguments = []byte("{}") // some models send null for tools without arguments
 		} else if !json.Valid(c.Arguments) {
 			// Keep what the model wrote, as a JSON string, so the log stays
 			// valid JSON and validation can tell the model what is wrong.

@@ -27,50 +27,48 @@ type step struct {
 	corrected   bool
 }
 
-// steps reduces the finished iterations since the last nudge to comparable steps.
-func (s *State) steps() []step {
-	its := s.Iterations
-	if len(its) > 7 {
-		its = its[len(its)-7:] // the longest pattern spans 6 finished iterations
-	}
-	out := make([]step, 0, len(its))
-	for _, it := range its {
-		if it.Status == IterationInProgress {
-			continue
+// stepOf reduces a finished iteration to what repetition detection compares.
+func stepOf(it *Iteration) step {
+	var act, obs strings.Builder
+	errs := 0
+	for _, c := range it.ToolCalls {
+		act.WriteString(c.Name)
+		act.WriteByte('(')
+		act.Write(compactJSON(c.Input))
+		act.WriteString(");")
+		obs.WriteString(c.Output)
+		obs.WriteByte(0)
+		if c.Status == ToolError {
+			errs++
 		}
-		var act, obs strings.Builder
-		errs := 0
-		for _, c := range it.ToolCalls {
-			act.WriteString(c.Name)
-			act.WriteByte('(')
-			act.Write(compactJSON(c.Input))
-			act.WriteString(");")
-			obs.WriteString(c.Output)
-			obs.WriteByte(0)
-			if c.Status == ToolError {
-				errs++
+	}
+	st := step{
+		action:      act.String(),
+		observation: obs.String(),
+		allErrors:   len(it.ToolCalls) > 0 && errs == len(it.ToolCalls),
+		failed:      it.Status == IterationFailed,
+		corrected:   it.Correction,
+	}
+	if len(it.ToolCalls) == 0 {
+		for _, m := range it.Messages {
+			if m.Role == "assistant" {
+				st.text = m.Content
 			}
 		}
-		st := step{
-			action:      act.String(),
-			observation: obs.String(),
-			allErrors:   len(it.ToolCalls) > 0 && errs == len(it.ToolCalls),
-			failed:      it.Status == IterationFailed,
-			corrected:   it.Correction,
-		}
-		if len(it.ToolCalls) == 0 {
-			for _, m := range it.Messages {
-				if m.Role == "assistant" {
-					st.text = m.Content
-				}
-			}
-		}
-		out = append(out, st)
 	}
-	return out
+	return st
 }
 
+// recentSteps is how many finished iterations the state keeps reduced: the
+// longest pattern spans 6.
+const recentSteps = 6
+
+func (s *State) steps() []step { return s.recent }
+
 func compactJSON(b json.RawMessage) []byte {
+	if isCompact(b) {
+		return b
+	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, b) != nil {
 		return b
@@ -148,4 +146,23 @@ func short(s string) string {
 		return s[:117] + "..."
 	}
 	return s
+}
+
+// isCompact reports whether b has no whitespace outside strings (the usual
+// case for model output), so it need not be re-encoded.
+func isCompact(b []byte) bool {
+	inStr, esc := false, false
+	for _, c := range b {
+		switch {
+		case esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case c == '"':
+			inStr = !inStr
+		case !inStr && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }

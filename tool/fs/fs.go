@@ -84,15 +84,16 @@ func resolve(ws *workspace.Workspace, path string) (target, error) {
 }
 
 // guardWrite refuses modifications of the workspace root itself and of
-// anything inside a .git directory: git's internals are not for hand
-// editing, and its config can make later git commands run programs.
+// anything inside a .git (.hg, .svn) directory: their internals are not for
+// hand editing, and a repository's config can make later read-only git
+// commands (git_status, git_diff) run arbitrary programs.
 func guardWrite(t target) error {
 	if t.rel == "." {
 		return fmt.Errorf("path %q is the workspace root directory; give the path of a file", t.given)
 	}
 	for _, c := range strings.Split(t.rel, "/") {
-		if c == ".git" {
-			return fmt.Errorf("path %s is inside a .git directory, which the file tools do not modify; use git through execute_command instead", t.rel)
+		if workspace.IsVCSDir(c) {
+			return fmt.Errorf("path %s is inside a %s directory, which the file tools do not modify; use the version-control command through execute_command instead", t.rel, c)
 		}
 	}
 	return nil
@@ -106,7 +107,7 @@ func describe(t target, err error) error {
 	case errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("%s: a parent of this path is a file, not a directory; check the path with list_dir", t.rel)
 	case errors.Is(err, iofs.ErrPermission):
-		return fmt.Errorf("%s: permission denied", t.rel)
+		return fmt.Errorf("%s: permission denied; the agent cannot access this path, so choose another one", t.rel)
 	}
 	return fmt.Errorf("%s: %v", t.rel, err)
 }

@@ -88,7 +88,7 @@ func readFile(ctx context.Context, ws *workspace.Workspace, a readArgs) (tool.Re
 		if fi, err := f.Stat(); err == nil {
 			size = plural(int(fi.Size()), "byte")
 		}
-		return tool.Result{}, fmt.Errorf("%s is a binary file (%s); read_file shows text files only", t.rel, size)
+		return tool.Result{}, fmt.Errorf("%s is a binary file (%s); read_file shows text files only; inspect it with execute_command (e.g. file or xxd) if you must", t.rel, size)
 	}
 
 	limit := start + MaxReadLines - 1 // last line the line cap allows

@@ -113,6 +113,11 @@ func (w *Workspace) Resolve(path string) (string, error) {
 	} else {
 		parts = split(path)
 	}
+	// A path that climbs out by itself is refused before any symlink is
+	// followed, so the message does not blame a link it merely passed.
+	if c := filepath.Clean(filepath.Join(parts...)); c == ".." || strings.HasPrefix(c, "../") {
+		return "", &OutsideError{Path: path, Root: w.given}
+	}
 	return w.walk(path, parts)
 }
 
@@ -246,4 +251,25 @@ func LooksBinary(data []byte) bool {
 		data = data[:8000]
 	}
 	return bytes.IndexByte(data, 0) >= 0
+}
+
+// IsVCSDir reports whether name is a version-control directory (.git, .hg,
+// .svn). Tools never list, search or track files inside one.
+func IsVCSDir(name string) bool {
+	switch name {
+	case ".git", ".hg", ".svn":
+		return true
+	}
+	return false
+}
+
+// IsBulkyDir reports whether name is a directory of installed dependencies
+// or caches (node_modules, __pycache__, .venv). Tools show it but do not
+// descend into it unless asked to explicitly.
+func IsBulkyDir(name string) bool {
+	switch name {
+	case "node_modules", "__pycache__", ".venv":
+		return true
+	}
+	return false
 }

@@ -94,6 +94,8 @@ func TestResolve(t *testing.T) {
 		{path: "file_link", outside: true, link: "file_link"},
 		{path: "dangling_out", outside: true, link: "dangling_out"},
 		{path: "sub/upup/outside/secret", outside: true, link: "sub/upup"},
+		{path: "in_link/../../x", outside: true}, // climbs out by itself; no link to blame
+		{path: filepath.Join(root, "..", "outside"), outside: true},
 		{path: "loop1"},
 	}
 	for _, tt := range tests {
@@ -121,6 +123,9 @@ func TestResolve(t *testing.T) {
 				}
 				if tt.link != "" && !strings.Contains(msg, "symlink "+tt.link+" -> ") {
 					t.Errorf("message %q should name the symlink %s", msg, tt.link)
+				}
+				if tt.link == "" && strings.Contains(msg, "symlink") {
+					t.Errorf("message %q blames a symlink", msg)
 				}
 			}
 		})

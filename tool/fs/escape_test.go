@@ -1,0 +1,163 @@
+package fs_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// tree records every entry under dir: its mode, and content for files.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		v := info.Mode().String()
+		if info.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			v += " " + string(b)
+		}
+		out[p] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestPathEscapes tries every way out of the workspace against every file
+// tool and checks that each is refused and nothing outside is read or
+// touched.
+func TestPathEscapes(t *testing.T) {
+	e := newEnv(t)
+	base := filepath.Dir(e.root)
+	outside := filepath.Join(base, "outside")
+	sibling := e.root + "2" // shares the root's name as a prefix
+	for _, d := range []string{filepath.Join(outside, "dir"), sibling} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const secret = "TOPSECRET"
+	for _, p := range []string{filepath.Join(outside, "secret"), filepath.Join(outside, "dir", "secret"), filepath.Join(sibling, "secret")} {
+		if err := os.WriteFile(p, []byte(secret+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.write("a/inside.txt", "inside\n")
+	for name, target := range map[string]string{
+		"link_dir":  outside,                               // symlinked parent directory
+		"link_rel":  "../outside",                          // relative symlink out
+		"link_file": filepath.Join(outside, "secret"),      // symlink to an outside file
+		"dangling":  filepath.Join(outside, "created-new"), // final component pointing at a file to be created
+		"a/up":      "../..",                               // intermediate link climbing out
+	} {
+		if err := os.Symlink(target, filepath.Join(e.root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := tree(t, base)
+
+	files := []string{
+		"../outside/secret",
+		"/etc/passwd",
+		filepath.Join(outside, "secret"),
+		filepath.Join(sibling, "secret"),
+		"link_dir/secret",
+		"link_dir/dir/secret",
+		"link_rel/secret",
+		"link_dir/new.txt",
+		"link_file",
+		"dangling",
+		"a/up/outside/secret",
+		"a/../../outside/secret",
+	}
+	dirs := []string{
+		"..",
+		"../outside",
+		"/etc",
+		outside,
+		sibling,
+		"link_dir",
+		"link_rel/dir",
+		"a/up",
+		"a/../../outside",
+	}
+	calls := []struct {
+		tool  string
+		paths []string
+		args  func(p string) map[string]any
+	}{
+		{"read_file", files, func(p string) map[string]any { return map[string]any{"path": p} }},
+		{"write_file", files, func(p string) map[string]any { return map[string]any{"path": p, "content": "PWNED\n"} }},
+		{"edit_file", files, func(p string) map[string]any {
+			return map[string]any{"path": p, "old_text": secret, "new_text": "PWNED"}
+		}},
+		{"delete_file", files, func(p string) map[string]any { return map[string]any{"path": p} }},
+		{"list_dir", dirs, func(p string) map[string]any { return map[string]any{"path": p} }},
+		{"search", append(dirs, files...), func(p string) map[string]any { return map[string]any{"pattern": secret + "|root:", "path": p} }},
+	}
+	for _, c := range calls {
+		for _, p := range c.paths {
+			t.Run(c.tool+" "+p, func(t *testing.T) {
+				// A failure of the confinement must not damage the machine
+				// running the test: check the resolver before any call.
+				if _, err := e.ws.Resolve(p); err == nil {
+					t.Fatalf("Resolve(%q) accepted a path outside the workspace; not calling %s", p, c.tool)
+				}
+				res := e.call(c.tool, c.args(p))
+				if !res.IsError {
+					t.Fatalf("%s %q succeeded: %s", c.tool, p, res.Output)
+				}
+				if !strings.Contains(res.Output, "outside the workspace "+e.root) {
+					t.Errorf("%s %q: message does not say the path is outside the workspace: %s", c.tool, p, res.Output)
+				}
+				if strings.Contains(res.Output, secret) || strings.Contains(res.Output, "root:") {
+					t.Errorf("%s %q leaked outside content: %s", c.tool, p, res.Output)
+				}
+			})
+		}
+	}
+	if after := tree(t, base); !reflect.DeepEqual(withoutWorkspace(before, e.root), withoutWorkspace(after, e.root)) {
+		t.Errorf("files outside the workspace changed:\nbefore %v\nafter  %v", before, after)
+	}
+	if after := tree(t, e.root); !reflect.DeepEqual(after, subtree(before, e.root)) {
+		t.Errorf("workspace changed:\nbefore %v\nafter  %v", subtree(before, e.root), after)
+	}
+	if len(e.reported) != 0 || len(e.ws.Changes()) != 0 {
+		t.Errorf("refused calls reported modifications: %v %v", e.reported, e.ws.Changes())
+	}
+}
+
+func withoutWorkspace(m map[string]string, root string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if k != root && !strings.HasPrefix(k, root+string(filepath.Separator)) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func subtree(m map[string]string, root string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if k == root || strings.HasPrefix(k, root+string(filepath.Separator)) {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,257 @@
+// Package git provides read-only git tools for a workspace: git_status,
+// git_log and git_diff. They run the real git binary in the workspace root
+// with a reduced environment and with the repository settings that could
+// make a read run other programs (fsmonitor, external diff, textconv,
+// pager) switched off.
+package git
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
+	"github.com/agentloop/agentloop/tool/workspace"
+)
+
+// Limits of the git tools.
+const (
+	MaxOutputBytes = 100 << 10
+	DefaultLog     = 10
+	MaxLog         = 100
+	Timeout        = 30 * time.Second
+)
+
+// ErrNotRepository is matched (errors.Is) when the workspace is not inside a
+// git repository.
+var ErrNotRepository = errors.New("not a git repository")
+
+// ErrNoGit is matched (errors.Is) when no git binary is found on PATH.
+var ErrNoGit = errors.New("git is not installed")
+
+// Tools returns git_status, git_log and git_diff for ws.
+func Tools(ws *workspace.Workspace) []tool.Tool {
+	return []tool.Tool{Status(ws), Log(ws), Diff(ws)}
+}
+
+// gitTool is a read-only, idempotent tool.
+type gitTool struct {
+	spec model.ToolSpec
+	run  func(ctx context.Context, args json.RawMessage) (tool.Result, error)
+}
+
+func (t *gitTool) Spec() model.ToolSpec { return t.spec }
+func (t *gitTool) Effect() tool.Effect  { return tool.EffectRead }
+func (t *gitTool) Idempotent() bool     { return true }
+func (t *gitTool) Call(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	return t.run(ctx, args)
+}
+
+// Status returns the git_status tool.
+func Status(ws *workspace.Workspace) tool.Tool {
+	return &gitTool{
+		spec: model.ToolSpec{
+			Name: "git_status",
+			Description: "Show the git branch and which files are modified, staged or untracked (git status --short --branch: " +
+				"first column staged, second unstaged; ?? untracked). Paths are relative to the workspace.",
+			Parameters: json.RawMessage(`{"type": "object", "properties": {}, "additionalProperties": false}`),
+		},
+		run: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+			out, err := run(ctx, ws, "status", "--short", "--branch", "--untracked-files=normal")
+			if err != nil {
+				return tool.Result{}, err
+			}
+			if strings.Count(strings.TrimSpace(out), "\n") == 0 {
+				out = strings.TrimRight(out, "\n") + "\nnothing to commit, working tree clean\n"
+			}
+			return tool.Result{Output: out}, nil
+		},
+	}
+}
+
+type logArgs struct {
+	Limit int `json:"limit"`
+}
+
+// Log returns the git_log tool.
+func Log(ws *workspace.Workspace) tool.Tool {
+	return &gitTool{
+		spec: model.ToolSpec{
+			Name:        "git_log",
+			Description: "Show recent commits of the current branch, newest first: short hash, date, author and subject.",
+			Parameters: json.RawMessage(fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "limit": {"type": "integer", "minimum": 1, "maximum": %d, "description": "How many commits to show (default %d)"}
+  },
+  "additionalProperties": false
+}`, MaxLog, DefaultLog)),
+		},
+		run: func(ctx context.Context, raw json.RawMessage) (tool.Result, error) {
+			var a logArgs
+			if err := unmarshal("git_log", raw, &a); err != nil {
+				return tool.Result{}, err
+			}
+			limit := a.Limit
+			if limit <= 0 {
+				limit = DefaultLog
+			}
+			limit = min(limit, MaxLog)
+			out, err := run(ctx, ws, "log", fmt.Sprintf("--max-count=%d", limit), "--date=short", "--format=%h %ad %an: %s")
+			if err != nil {
+				return tool.Result{}, err
+			}
+			return tool.Result{Output: out}, nil
+		},
+	}
+}
+
+type diffArgs struct {
+	Path   string `json:"path"`
+	Staged bool   `json:"staged"`
+}
+
+// Diff returns the git_diff tool.
+func Diff(ws *workspace.Workspace) tool.Tool {
+	return &gitTool{
+		spec: model.ToolSpec{
+			Name: "git_diff",
+			Description: fmt.Sprintf("Show uncommitted changes as a unified diff: by default changes not yet staged, with staged=true "+
+				"the changes staged for the next commit. New untracked files are not included (see git_status). "+
+				"Output is capped at %d KiB; pass path to see one file or directory.", MaxOutputBytes>>10),
+			Parameters: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "Only show changes to this file or directory, relative to the workspace root"},
+    "staged": {"type": "boolean", "description": "Show staged changes (git diff --cached) instead of unstaged ones (default false)"}
+  },
+  "additionalProperties": false
+}`),
+		},
+		run: func(ctx context.Context, raw json.RawMessage) (tool.Result, error) {
+			var a diffArgs
+			if err := unmarshal("git_diff", raw, &a); err != nil {
+				return tool.Result{}, err
+			}
+			args := []string{"diff", "--no-ext-diff", "--no-textconv", "--no-color", "--relative"}
+			if a.Staged {
+				args = append(args, "--cached")
+			}
+			where := ""
+			if a.Path != "" {
+				abs, err := ws.Resolve(a.Path)
+				if err != nil {
+					return tool.Result{}, err
+				}
+				rel := ws.Rel(abs)
+				args = append(args, "--", rel)
+				where = " in " + rel
+			}
+			out, err := run(ctx, ws, args...)
+			if err != nil {
+				return tool.Result{}, err
+			}
+			if out == "" {
+				if a.Staged {
+					return tool.Result{Output: "no staged changes" + where + "\n"}, nil
+				}
+				return tool.Result{Output: "no unstaged changes" + where + " (new untracked files are not shown; see git_status, and staged=true for staged changes)\n"}, nil
+			}
+			return tool.Result{Output: out}, nil
+		},
+	}
+}
+
+func unmarshal(name string, raw json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%s: arguments do not match the schema: %v", name, err)
+	}
+	return nil
+}
+
+// safety are settings given on every command line so that a repository's
+// own config cannot make a read-only command run programs or page output.
+var safety = []string{
+	"-c", "core.fsmonitor=false",
+	"-c", "core.pager=cat",
+	"-c", "color.ui=false",
+	"--no-pager",
+	"--no-optional-locks", // do not take index.lock or refresh the index on disk
+}
+
+// envAllow is passed through to git; GIT_DIR and friends, and secrets, are
+// not. The locale is fixed to C so that git's messages can be recognised.
+var envAllow = []string{"PATH", "HOME", "USER", "TMPDIR", "XDG_CONFIG_HOME"}
+
+// run runs git in the workspace root and returns its stdout, capped.
+func run(ctx context.Context, ws *workspace.Workspace, args ...string) (string, error) {
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return "", fmt.Errorf("%w (not found on PATH), so %s cannot run; use execute_command or the file tools instead", ErrNoGit, toolName(args[0]))
+	}
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append(append([]string(nil), safety...), args...)...)
+	cmd.Dir = ws.Root()
+	cmd.Env = []string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}
+	for _, name := range envAllow {
+		if v, ok := os.LookupEnv(name); ok {
+			cmd.Env = append(cmd.Env, name+"="+v)
+		}
+	}
+	cmd.WaitDelay = time.Second
+	stdout := &capped{max: MaxOutputBytes}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return "", fmt.Errorf("git %s did not finish: %w", args[0], ctxErr)
+		}
+		msg := strings.TrimSpace(stderr.String())
+		switch {
+		case strings.Contains(strings.ToLower(msg), "not a git repository"):
+			return "", fmt.Errorf("the workspace %s is %w (nor inside one), so %s has nothing to show; use the file tools, or execute_command to run git init if a repository is wanted",
+				ws.Root(), ErrNotRepository, toolName(args[0]))
+		case strings.Contains(msg, "does not have any commits yet"):
+			return "", fmt.Errorf("the repository has no commits yet, so there is no history to show; see git_status")
+		}
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return "", fmt.Errorf("git %s failed with exit code %d: %s", args[0], exit.ExitCode(), msg)
+		}
+		return "", fmt.Errorf("git %s could not run: %v", args[0], err)
+	}
+	out := stdout.buf.String()
+	if stdout.total > len(stdout.buf.Bytes()) {
+		out = strings.ToValidUTF8(out, "")
+		out += fmt.Sprintf("\n[truncated: the output is %d bytes, showing the first %d KiB; narrow it down, e.g. with path]\n", stdout.total, MaxOutputBytes>>10)
+	}
+	return out, nil
+}
+
+func toolName(sub string) string { return "git_" + sub }
+
+// capped keeps the first max bytes written and counts the rest.
+type capped struct {
+	buf   bytes.Buffer
+	max   int
+	total int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.total += len(p)
+	if room := c.max - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
