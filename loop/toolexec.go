@@ -119,7 +119,17 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 		mu.Unlock()
 	})
 	start := cfg.Clock()
-	res := tool.Invoke(tctx, t, input)
+	var effects []Payload
+	var res tool.Result
+	if stool, ok := t.(SessionTool); ok {
+		var err error
+		res, effects, err = stool.CallSession(tctx, st, input)
+		if err != nil {
+			res, effects = tool.Result{Output: "error: " + err.Error(), IsError: true}, nil
+		}
+	} else {
+		res = tool.Invoke(tctx, t, input)
+	}
 	dur := cfg.Clock().Sub(start)
 	if tctx.Err() != nil {
 		switch cause := context.Cause(tctx); {
@@ -137,5 +147,28 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 	mods := modified
 	mu.Unlock()
 	s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: call.ID, Name: call.Name, Output: res.Output, IsError: res.IsError, DurationMS: dur.Milliseconds(), Modified: mods})
+	for _, p := range effects {
+		switch p := p.(type) {
+		case *Finish:
+			// Calls after final_answer in the same reply do not run.
+			for _, rest := range st.PendingCalls {
+				s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: rest.ID, Name: rest.Name, Output: "not run: the session ended with a final answer", IsError: true, Refused: true})
+			}
+			return s.complete(ctx, p.Answer)
+		case *SessionWaiting:
+			// The person's answer must follow every result of this reply,
+			// so the rest of the reply does not run and the iteration ends.
+			for _, rest := range st.PendingCalls {
+				s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: rest.ID, Name: rest.Name, Output: "not run: the session is waiting for the user's answer; ask again afterwards if still needed", IsError: true, Refused: true})
+			}
+			s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationCompleted})
+			s.emit(p)
+			return s.flush(ctx)
+		case *PlanUpdated, *MemorySet, *Warning:
+			s.emit(p)
+		default:
+			s.emit(&Warning{Code: "bad_tool_effect", Message: fmt.Sprintf("tool %s returned a %s event, which tools may not record", call.Name, p.EventType())})
+		}
+	}
 	return nil
 }
