@@ -132,8 +132,8 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
 		return fmt.Errorf("%w: tool %q: arguments are not valid JSON (%v); send a JSON object matching the tool's schema", ErrInvalidArguments, name, err)
 	}
 	if str, isStr := v.(string); isStr {
