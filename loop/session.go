@@ -14,6 +14,9 @@ type Session struct {
 	state *State // owned by the session goroutine until done is closed
 	stop  StopCondition
 	buf   []Event
+	// detached carries the values of the session's context without its
+	// cancellation: appends record what happened even after terminate.
+	detached context.Context
 
 	mu        sync.Mutex
 	pauseReq  string
@@ -104,7 +107,10 @@ func (s *Session) flush(ctx context.Context) error {
 	if len(s.buf) == 0 {
 		return nil
 	}
-	if err := s.r.cfg.Log.Append(context.WithoutCancel(ctx), s.buf...); err != nil {
+	if s.detached == nil {
+		s.detached = context.WithoutCancel(ctx)
+	}
+	if err := s.r.cfg.Log.Append(s.detached, s.buf...); err != nil {
 		return fmt.Errorf("session %s: saving %d events: %w", s.id, len(s.buf), err)
 	}
 	if fn := s.r.cfg.OnEvent; fn != nil {

@@ -3,6 +3,7 @@ package loop
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/agentloop/agentloop/model"
@@ -415,4 +416,4 @@ func (s *State) closeToolCall(id string) {
 	}
 }
 
-func msgID(e Event) string { return fmt.Sprintf("%s-%d", e.SessionID, e.Seq) }
+func msgID(e Event) string { return e.SessionID + "-" + strconv.FormatInt(e.Seq, 10) }
