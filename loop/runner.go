@@ -59,6 +59,9 @@ type Config struct {
 	Price func(modelName string, u model.Usage) (usd float64, known bool)
 	// EstimateUsage counts tokens when the provider reported none.
 	EstimateUsage func(req *model.Request, resp *model.Response) model.Usage
+	// Context adds text to the system message of each request, derived
+	// from the state (e.g. the plan and its current step).
+	Context func(st *State) string
 	// Approval says how a call must be approved; nil approves everything.
 	Approval func(t tool.Tool) Policy
 

@@ -121,7 +121,7 @@ func (s *Session) limitWarnings(n int) {
 // callModel makes the current iteration's model call and records the reply.
 func (s *Session) callModel(ctx context.Context) error {
 	st, cfg := s.state, &s.r.cfg
-	req := &model.Request{Model: st.Model, Messages: st.Conversation, Tools: cfg.Tools.Specs()}
+	req := &model.Request{Model: st.Model, Messages: withContext(st, cfg.Context), Tools: cfg.Tools.Specs()}
 	resp, dur, err := s.generate(ctx, req)
 	if err != nil {
 		return s.modelFailed(ctx, err, dur)
@@ -186,7 +186,9 @@ func (s *Session) previousWasCorrection() bool {
 func (s *Session) planContinuations() int {
 	n := 0
 	its := s.state.Iterations
-	for i := len(its) - 1; i >= 0; i-- {
+	// The current iteration holds the prose reply being judged; count the
+	// earlier iterations in a row that ended with a continuation.
+	for i := len(its) - 2; i >= 0; i-- {
 		cont := false
 		for _, m := range its[i].Messages {
 			cont = cont || m.Kind == KindContinue
@@ -421,4 +423,24 @@ func (s *Session) lastAnswer() string {
 		}
 	}
 	return ""
+}
+
+// withContext adds per-request context (the plan, say) to the system
+// message of a copy of the conversation. It is derived from the state, so
+// the log still determines exactly what the model saw.
+func withContext(st *State, fn func(*State) string) []model.Message {
+	if fn == nil {
+		return st.Conversation
+	}
+	extra := fn(st)
+	if extra == "" {
+		return st.Conversation
+	}
+	msgs := make([]model.Message, len(st.Conversation), len(st.Conversation)+1)
+	copy(msgs, st.Conversation)
+	if len(msgs) > 0 && msgs[0].Role == model.RoleSystem {
+		msgs[0].Content += "\n\n" + extra
+		return msgs
+	}
+	return append([]model.Message{{Role: model.RoleSystem, Content: extra}}, msgs...)
 }

@@ -6,6 +6,7 @@ package store
 
 import (
 	"context"
+	"errors"
 
 	"github.com/agentloop/agentloop/loop"
 )
@@ -34,3 +35,6 @@ var (
 	ErrNotFound    = loop.ErrNotFound
 	ErrSeqConflict = loop.ErrSeqConflict
 )
+
+// ErrClosed is returned (wrapped) by a Store used after Close.
+var ErrClosed = errors.New("store is closed")

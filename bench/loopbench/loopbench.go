@@ -57,12 +57,12 @@ func Check(st *loop.State) error {
 	return nil
 }
 
+// registry is built once: schemas compile once per tool, not per session.
+var registry = tool.MustRegistry(AddTool())
+
 // Runner builds a runner over log with the add tool.
 func Runner(m model.Model, log loop.Log) (*loop.Runner, error) {
-	reg, err := tool.NewRegistry(AddTool())
-	if err != nil {
-		return nil, err
-	}
+	reg := registry
 	return loop.New(loop.Config{Model: m, ModelName: "bench", Tools: reg, Log: log, SystemPrompt: "You add numbers.",
 		Limits: loop.Limits{MaxIterations: K + 5}})
 }

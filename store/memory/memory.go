@@ -1,0 +1,143 @@
+// Package memory is a Store that keeps session logs in process memory. It is
+// for tests, demos and as a non-durable baseline in benchmarks: nothing
+// survives Close or the process.
+//
+// Events are kept as given (no encoding), so a caller that mutates an
+// event's payload after appending it changes the stored log too; Load
+// returns a fresh slice that shares the payloads.
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/internal/appendcheck"
+)
+
+// Store is an in-memory store.Store. The zero value is not usable; call New.
+type Store struct {
+	mu       sync.RWMutex
+	sessions map[string]*session
+	closed   bool
+}
+
+type session struct {
+	events  []loop.Event
+	summary loop.Summary
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{sessions: map[string]*session{}}
+}
+
+// Append adds events to their sessions' logs, all or nothing.
+func (s *Store) Append(ctx context.Context, events ...loop.Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	runs, err := appendcheck.Split(events)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("memory store: append to session %s: %w", runs[0].SessionID, store.ErrClosed)
+	}
+	for _, r := range runs {
+		var last int64
+		if ss := s.sessions[r.SessionID]; ss != nil {
+			last = ss.summary.LastSeq
+		}
+		if r.First != last+1 {
+			return appendcheck.Conflict(r, last)
+		}
+	}
+	for _, r := range runs {
+		ss := s.sessions[r.SessionID]
+		if ss == nil {
+			ss = &session{}
+			s.sessions[r.SessionID] = ss
+		}
+		ss.events = append(ss.events, r.Events...)
+		for _, e := range r.Events {
+			ss.summary.Apply(e)
+		}
+	}
+	return nil
+}
+
+// Load returns a copy of a session's log.
+func (s *Store) Load(ctx context.Context, sessionID string) ([]loop.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, fmt.Errorf("memory store: load session %s: %w", sessionID, store.ErrClosed)
+	}
+	ss := s.sessions[sessionID]
+	if ss == nil {
+		return nil, fmt.Errorf("session %s: %w", sessionID, loop.ErrNotFound)
+	}
+	return slices.Clone(ss.events), nil
+}
+
+// List returns summaries newest first (by creation time, then by ID, both
+// descending).
+func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, fmt.Errorf("memory store: list: %w", store.ErrClosed)
+	}
+	out := make([]loop.Summary, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		sum := ss.summary
+		if f.Unfinished && sum.Status.Finished() {
+			continue
+		}
+		if len(f.Status) > 0 && !slices.Contains(f.Status, sum.Status) {
+			continue
+		}
+		out = append(out, sum)
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b loop.Summary) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	if f.Offset > 0 {
+		out = out[min(f.Offset, len(out)):]
+	}
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+// Close drops every session. Later calls fail with store.ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.sessions = nil
+	return nil
+}
