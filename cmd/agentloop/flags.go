@@ -1,0 +1,117 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentloop/agentloop/loop"
+)
+
+// sessionFlags are the flags shared by run and the commands that rebuild a
+// session's runner (resume, reply, approve).
+type sessionFlags struct {
+	model         string
+	baseURL       string
+	apiKey        string
+	dir           string
+	db            string
+	profile       string
+	maxIterations int
+	timeout       time.Duration
+	modelTimeout  time.Duration
+	toolTimeout   time.Duration
+	budgetTokens  int
+	budgetUSD     float64
+	budgetTools   int
+	maxPerTurn    int
+	noProgress    int
+	noWrapUp      bool
+	onStuck       string
+	yes           bool
+	promptFile    string
+	selfReasoning bool
+	marker        string
+	quiet         bool
+}
+
+func (o *sessionFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.model, "model", os.Getenv("AGENTLOOP_MODEL"), "model as PROVIDER/NAME (ollama/qwen3:8b, openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5, openrouter/…) or script:PATH; default ollama/qwen3:8b ($AGENTLOOP_MODEL)")
+	fs.StringVar(&o.baseURL, "base-url", "", "the provider's base URL (default: the provider's usual one)")
+	fs.StringVar(&o.apiKey, "api-key", "", "API key (default: the provider's usual environment variable, e.g. OPENAI_API_KEY)")
+	fs.StringVar(&o.dir, "dir", ".", "workspace directory the tools may read and change")
+	fs.StringVar(&o.db, "db", defaultDB(), "SQLite database of sessions ($AGENTLOOP_DB)")
+	fs.StringVar(&o.profile, "profile", "", "iteration profile: trivial (5), standard (10) or complex (20)")
+	fs.IntVar(&o.maxIterations, "max-iterations", 0, fmt.Sprintf("most model calls the session may make (default %d)", loop.DefaultMaxIterations))
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "wall-clock limit for the whole session")
+	fs.DurationVar(&o.modelTimeout, "model-timeout", 5*time.Minute, "limit for one model call")
+	fs.DurationVar(&o.toolTimeout, "tool-timeout", 0, "limit for one tool call (default: each tool's own, 2m for commands)")
+	fs.IntVar(&o.budgetTokens, "budget-tokens", 0, "stop before the session would use more tokens than this (0: no limit)")
+	fs.Float64Var(&o.budgetUSD, "budget-usd", 0, "stop before the session would cost more than this many US dollars (0: no limit)")
+	fs.IntVar(&o.budgetTools, "budget-tool-calls", 0, "most tool calls in the session (0: no limit)")
+	fs.IntVar(&o.maxPerTurn, "max-tool-calls-per-turn", 10, "most tool calls one reply may run; the excess is refused")
+	fs.IntVar(&o.noProgress, "no-progress", 5, "stop after this many iterations without a workspace change (0: never; only when write tools are on)")
+	fs.BoolVar(&o.noWrapUp, "no-wrap-up", false, "when a limit stops the session, skip the final tool-less call for a best-effort answer")
+	fs.StringVar(&o.onStuck, "on-stuck", "pause", "what a second stuck detection does: pause (wait for a person) or end")
+	fs.BoolVar(&o.yes, "yes", false, "approve every tool call (default: writing and executing tools ask first)")
+	fs.StringVar(&o.promptFile, "system-prompt", "", "file with a system prompt template to use instead of the built-in one")
+	fs.BoolVar(&o.selfReasoning, "self-reasoning", false, "no tools: the model reasons over several iterations until it writes the completion marker")
+	fs.StringVar(&o.marker, "marker", loop.DefaultMarker, "completion marker for --self-reasoning")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
+}
+
+func (o *sessionFlags) check() error {
+	if o.profile != "" {
+		n, ok := loop.Profiles[o.profile]
+		if !ok {
+			return fmt.Errorf("--profile %q: use trivial, standard or complex", o.profile)
+		}
+		if o.maxIterations == 0 {
+			o.maxIterations = n
+		}
+	}
+	if o.maxIterations < 0 || o.budgetTokens < 0 || o.budgetUSD < 0 || o.budgetTools < 0 || o.maxPerTurn < 0 || o.noProgress < 0 {
+		return fmt.Errorf("limits cannot be negative")
+	}
+	if o.onStuck != "pause" && o.onStuck != "end" {
+		return fmt.Errorf("--on-stuck %q: use pause or end", o.onStuck)
+	}
+	return nil
+}
+
+func (o *sessionFlags) limits(writeTools bool) loop.Limits {
+	l := loop.Limits{
+		MaxIterations: o.maxIterations, Timeout: o.timeout, ModelCallTimeout: o.modelTimeout, ToolCallTimeout: o.toolTimeout,
+		BudgetTokens: o.budgetTokens, BudgetUSD: o.budgetUSD, BudgetToolCalls: o.budgetTools, MaxToolCallsPerTurn: o.maxPerTurn,
+		OnStuck: o.onStuck,
+	}
+	if writeTools {
+		l.NoProgressAfter = o.noProgress
+	}
+	if o.noWrapUp {
+		off := false
+		l.WrapUp = &off
+	}
+	if l.MaxIterations == 0 {
+		l.MaxIterations = loop.DefaultMaxIterations
+	}
+	return l
+}
+
+// defaultDB is $AGENTLOOP_DB, else agentloop/sessions.db in the user's data dir.
+func defaultDB() string {
+	if p := os.Getenv("AGENTLOOP_DB"); p != "" {
+		return p
+	}
+	base := os.Getenv("XDG_DATA_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "agentloop.db"
+		}
+		base = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(base, "agentloop", "sessions.db")
+}

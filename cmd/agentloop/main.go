@@ -1,0 +1,88 @@
+// Command agentloop runs agent sessions from the terminal: start one with
+// `agentloop run`, inspect and control them with `agentloop sessions`.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes. Scripts can tell how a session ended without parsing output.
+const (
+	exitCompleted  = 0
+	exitFailed     = 1 // the session failed, or the command could not run
+	exitUsage      = 2
+	exitLimit      = 3 // a limit (iterations, time, budget, stuck…) ended it
+	exitPaused     = 4 // paused or waiting for a person; resume it later
+	exitTerminated = 5
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"run", "start a session: agentloop run [flags] \"task\"", cmdRun},
+		{"sessions", "list, show, resume, reply to, approve or terminate sessions", cmdSessions},
+		{"parse-toolcalls", "read model text on stdin and print the tool calls found in it", cmdParseToolCalls},
+		{"prompt", "print the default system prompt (--tokens: its token count)", cmdPrompt},
+		{"version", "print the version", cmdVersion},
+	}
+}
+
+func main() {
+	os.Exit(mainArgs(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func mainArgs(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "agentloop: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "agentloop drives a language model through a task with tools, recording every step.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: agentloop <command> [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-16s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'agentloop <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "Exit codes: 0 completed, 1 failed, 2 usage, 3 limit reached, 4 paused/waiting, 5 terminated.")
+}
+
+// parseFlags parses and turns -h into exit 0 and bad flags into exit 2.
+func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return exitUsage, false
+	}
+	return 0, true
+}
+
+func fail(w io.Writer, format string, args ...any) int {
+	fmt.Fprintf(w, "agentloop: "+format+"\n", args...)
+	return exitFailed
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/agentloop/agentloop/loop"
+)
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o sessionFlags
+	o.register(fs)
+	jsonOut := fs.Bool("json", false, "print the final session state as JSON on stdout")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: agentloop run [flags] \"task\"")
+		fmt.Fprintln(stderr, "\nStarts a session: the model works on the task with tools in --dir until it answers or a limit stops it.")
+		fmt.Fprintln(stderr, "Ctrl-C pauses the session and saves it; 'agentloop sessions resume ID' continues it.\n\nFlags:")
+		fs.PrintDefaults()
+		fmt.Fprintln(stderr, "\nExamples:\n  agentloop run --model script:examples/scripts/fix-test.json --dir /tmp/ws \"Fix the failing test\"")
+		fmt.Fprintln(stderr, "  agentloop run --model ollama/qwen3:8b --dir . --verify \"go test ./...\" \"Run the tests and fix any failures\"")
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if task == "" {
+		fmt.Fprintln(stderr, "agentloop run: give the task as an argument, e.g. agentloop run \"fix the failing test\"")
+		return exitUsage
+	}
+	if err := o.check(); err != nil {
+		fmt.Fprintf(stderr, "agentloop run: %v\n", err)
+		return exitUsage
+	}
+
+	ctx, stop := interruptContext(stderr)
+	defer stop()
+	env, err := o.open(ctx, stderr, nil)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer env.Close()
+	limits := o.limits(env.hasWriteTools())
+	sess, err := env.runner.Start(ctx, loop.Task{Prompt: task, Workspace: env.dir, Limits: &limits})
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	return follow(ctx, env, sess, stdout, stderr, *jsonOut)
+}
+
+// follow waits for a session, answering approvals inline on a terminal,
+// then prints the outcome and returns the exit code.
+func follow(ctx context.Context, env *cliEnv, sess *loop.Session, stdout, stderr io.Writer, jsonOut bool) int {
+	for {
+		st, err := sess.Wait(context.Background())
+		env.progress.done()
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		if st.Status == loop.StatusWaiting && len(st.PendingApprovals) > 0 && env.interactive && ctx.Err() == nil {
+			next, err := askApproval(ctx, env, st, stderr)
+			if err != nil {
+				return fail(stderr, "%v", err)
+			}
+			sess = next
+			continue
+		}
+		return report(st, env, stdout, stderr, jsonOut)
+	}
+}
+
+func askApproval(ctx context.Context, env *cliEnv, st *loop.State, stderr io.Writer) (*loop.Session, error) {
+	p := st.PendingApprovals[0]
+	fmt.Fprintf(stderr, "\nThe model wants to run %s with %s\nAllow? [y]es / [n]o / [e]dit arguments: ", p.Name, string(p.Input))
+	in := bufio.NewReader(os.Stdin)
+	answer, _ := in.ReadString('\n')
+	d := loop.ApprovalDecision{CallID: p.CallID, ArgsHash: p.ArgsHash}
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		d.Approved = true
+	case "e", "edit":
+		fmt.Fprint(stderr, "New arguments (JSON on one line): ")
+		line, _ := in.ReadString('\n')
+		if !json.Valid([]byte(line)) {
+			return nil, fmt.Errorf("the edited arguments are not valid JSON: %s", strings.TrimSpace(line))
+		}
+		d.Approved, d.EditedInput = true, []byte(strings.TrimSpace(line))
+	default:
+		fmt.Fprint(stderr, "Reason (optional, the model sees it): ")
+		reason, _ := in.ReadString('\n')
+		d.Reason = strings.TrimSpace(reason)
+	}
+	return env.runner.Decide(ctx, st.ID, d)
+}
+
+// report prints the outcome and maps it to an exit code.
+func report(st *loop.State, env *cliEnv, stdout, stderr io.Writer, jsonOut bool) int {
+	if jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(st)
+	}
+	w := stdout
+	if jsonOut {
+		w = stderr
+	}
+	switch st.Status {
+	case loop.StatusPaused, loop.StatusWaiting:
+		fmt.Fprintf(stderr, "\nSession %s is %s (%s). %s\n", st.ID, st.Status, st.Reason, firstNonEmpty(st.Question, st.Detail))
+		switch {
+		case len(st.PendingApprovals) > 0:
+			p := st.PendingApprovals[0]
+			fmt.Fprintf(stderr, "Approve:  agentloop sessions approve %s %s %s\nDeny:     agentloop sessions deny %s %s %s \"reason\"\n", st.ID, p.CallID, p.ArgsHash, st.ID, p.CallID, p.ArgsHash)
+		case st.Status == loop.StatusWaiting:
+			fmt.Fprintf(stderr, "Reply:    agentloop sessions reply %s \"…\"\n", st.ID)
+		default:
+			fmt.Fprintf(stderr, "Resume:   agentloop sessions resume %s\n", st.ID)
+		}
+		return exitPaused
+	}
+	if !jsonOut && st.Answer != "" {
+		fmt.Fprintln(w, st.Answer)
+	}
+	if env != nil && len(st.Modified) > 0 {
+		fmt.Fprintf(stderr, "\nFiles changed: %s\n", strings.Join(changedPaths(st), ", "))
+	}
+	fmt.Fprintf(stderr, "\nSession %s %s (%s) after %d steps, %d tool calls, %d tokens", st.ID, st.Status, st.Reason, st.CurrentIteration, st.ToolCallCount, st.Usage.Total())
+	if st.CostUSD > 0 {
+		fmt.Fprintf(stderr, ", $%.4f", st.CostUSD)
+	}
+	fmt.Fprintf(stderr, ", %s. Details: agentloop sessions show %s\n", st.Duration.Round(time.Millisecond), st.ID)
+	return exitCode(st)
+}
+
+func exitCode(st *loop.State) int {
+	switch st.Status {
+	case loop.StatusCompleted:
+		return exitCompleted
+	case loop.StatusPaused, loop.StatusWaiting:
+		return exitPaused
+	case loop.StatusTerminated:
+		return exitTerminated
+	}
+	switch st.Reason {
+	case loop.ReasonMaxIterations, loop.ReasonTimeout, loop.ReasonBudgetTokens, loop.ReasonBudgetCost,
+		loop.ReasonBudgetToolCalls, loop.ReasonStuck, loop.ReasonRepetition, loop.ReasonNoProgress:
+		return exitLimit
+	}
+	return exitFailed
+}
+
+func changedPaths(st *loop.State) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range st.Modified {
+		if !seen[m.Path] {
+			seen[m.Path] = true
+			out = append(out, m.Path)
+		}
+	}
+	return out
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// interruptContext is cancelled by the first Ctrl-C (the session pauses and
+// is saved); a second Ctrl-C exits at once.
+func interruptContext(stderr io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		n := 0
+		for range ch {
+			n++
+			if n == 1 {
+				fmt.Fprintln(stderr, "\ninterrupted: pausing the session at once (Ctrl-C again to quit without saving)…")
+				cancel()
+				continue
+			}
+			os.Exit(130)
+		}
+	}()
+	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
+)
+
+func cmdSessions(args []string, stdout, stderr io.Writer) int {
+	subs := map[string]func([]string, io.Writer, io.Writer) int{
+		"list": sessionsList, "show": sessionsShow, "resume": sessionsResume, "terminate": sessionsTerminate,
+		"reply": sessionsReply, "approvals": sessionsApprovals, "approve": sessionsApprove, "deny": sessionsDeny,
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(stderr, `Usage: agentloop sessions <command> [flags]
+
+  list                          list sessions, newest first (--status, --limit, --json)
+  show ID                       every iteration, tool call, message and usage (--json, --events)
+  resume ID                     continue a paused, waiting or interrupted session
+  reply ID "text"               answer a session waiting for you, and resume it
+  approvals [ID]                list tool calls waiting for approval
+  approve ID CALL HASH          approve a tool call (--args JSON to change its arguments)
+  deny ID CALL HASH ["reason"]  deny a tool call; the model sees the reason
+  terminate ID ["reason"]       end a session (reasons: completed_by_user, failed, different_approach, stuck, or text)`)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return 0
+	}
+	fn, ok := subs[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "agentloop sessions: unknown command %q (try agentloop sessions -h)\n", args[0])
+		return exitUsage
+	}
+	return fn(args[1:], stdout, stderr)
+}
+
+func dbFlag(fs *flag.FlagSet) *string {
+	return fs.String("db", defaultDB(), "SQLite database of sessions ($AGENTLOOP_DB)")
+}
+
+func sessionsList(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sessions list", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := dbFlag(fs)
+	status := fs.String("status", "", "only sessions with this status (running, paused, waiting, completed, failed, terminated, error)")
+	unfinished := fs.Bool("unfinished", false, "only sessions that have not ended")
+	limit := fs.Int("limit", 50, "at most this many sessions")
+	jsonOut := fs.Bool("json", false, "print JSON")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	st, err := openStore(*db)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer st.Close()
+	f := store.Filter{Limit: *limit, Unfinished: *unfinished}
+	if *status != "" {
+		f.Status = []loop.Status{loop.Status(*status)}
+	}
+	list, err := st.List(context.Background(), f)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if *jsonOut {
+		return printJSON(stdout, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stderr, "no sessions yet — start one with: agentloop run \"your task\"")
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tREASON\tSTEPS\tTOKENS\tUPDATED\tTASK")
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.ID, s.Status, s.Reason, s.Iteration, s.Tokens, s.UpdatedAt.Local().Format("2006-01-02 15:04"), oneLine(s.Task, 60))
+	}
+	_ = tw.Flush()
+	return 0
+}
+
+func loadState(db, id string) (*loop.State, []loop.Event, error) {
+	st, err := openStore(db)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	events, err := st.Load(context.Background(), id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session %s: %w (list them with agentloop sessions list)", id, err)
+	}
+	state, err := loop.Fold(events)
+	return state, events, err
+}
+
+func sessionsShow(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sessions show", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := dbFlag(fs)
+	jsonOut := fs.Bool("json", false, "print the session state as JSON")
+	events := fs.Bool("events", false, "print the raw event log as JSON lines")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: agentloop sessions show [--json|--events] ID")
+		return exitUsage
+	}
+	state, evs, err := loadState(*db, fs.Arg(0))
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	switch {
+	case *events:
+		enc := json.NewEncoder(stdout)
+		for _, e := range evs {
+			if err := enc.Encode(e); err != nil {
+				return fail(stderr, "%v", err)
+			}
+		}
+		return 0
+	case *jsonOut:
+		return printJSON(stdout, state)
+	}
+	showState(stdout, state)
+	return 0
+}
+
+func showState(w io.Writer, s *loop.State) {
+	fmt.Fprintf(w, "Session %s\n", s.ID)
+	fmt.Fprintf(w, "  task:      %s\n", s.Task)
+	fmt.Fprintf(w, "  model:     %s\n", s.Model)
+	if s.Workspace != "" {
+		fmt.Fprintf(w, "  workspace: %s\n", s.Workspace)
+	}
+	fmt.Fprintf(w, "  status:    %s", s.Status)
+	if s.Reason != "" {
+		fmt.Fprintf(w, " (%s)", s.Reason)
+	}
+	if s.Detail != "" {
+		fmt.Fprintf(w, " — %s", s.Detail)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  steps:     %d of %d · %d model calls · %d tool calls\n", s.CurrentIteration, s.MaxIterations, s.InteractionCount, s.ToolCallCount)
+	fmt.Fprintf(w, "  usage:     %d input + %d output tokens", s.Usage.InputTokens, s.Usage.OutputTokens)
+	if s.CostUSD > 0 {
+		fmt.Fprintf(w, " · $%.4f", s.CostUSD)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  started:   %s", s.StartedAt.Local().Format(time.DateTime))
+	if !s.CompletedAt.IsZero() {
+		fmt.Fprintf(w, " · ended %s · took %s", s.CompletedAt.Local().Format(time.DateTime), s.Duration.Round(time.Millisecond))
+	}
+	fmt.Fprintln(w)
+	if s.Plan != nil {
+		fmt.Fprintf(w, "  plan:      %s (%s)\n", s.Plan.Goal, s.Plan.Status)
+		for i, st := range s.Plan.Steps {
+			fmt.Fprintf(w, "             %d. [%s] %s\n", i+1, st.Status, st.Title)
+		}
+	}
+	for _, it := range s.Iterations {
+		fmt.Fprintf(w, "\n── Step %d · %s · %s · %d+%d tokens", it.N, it.Status, it.Duration.Round(time.Millisecond), it.Usage.InputTokens, it.Usage.OutputTokens)
+		if it.CostUSD > 0 {
+			fmt.Fprintf(w, " · $%.4f", it.CostUSD)
+		}
+		fmt.Fprintln(w)
+		if it.Error != "" {
+			fmt.Fprintf(w, "   error: %s\n", it.Error)
+		}
+		for _, m := range it.Messages {
+			if m.Role == "tool" {
+				continue // shown with its call
+			}
+			label := string(m.Role)
+			if m.Kind != "" {
+				label += "/" + string(m.Kind)
+			}
+			if strings.TrimSpace(m.Content) != "" {
+				fmt.Fprintf(w, "   %s: %s\n", label, indent(m.Content, "     "))
+			}
+		}
+		for _, c := range it.ToolCalls {
+			fmt.Fprintf(w, "   → %s %s [%s, %s]\n", c.Name, oneLine(string(c.Input), 200), c.Status, c.Duration.Round(time.Millisecond))
+			if c.Output != "" {
+				fmt.Fprintf(w, "     %s\n", indent(truncate(c.Output, 1500), "     "))
+			}
+		}
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "\nwarning (%s): %s\n", warn.Code, warn.Message)
+	}
+	for _, p := range s.PendingApprovals {
+		fmt.Fprintf(w, "\nwaiting for approval: %s %s (call %s, hash %s)\n", p.Name, string(p.Input), p.CallID, p.ArgsHash)
+	}
+	if len(s.Modified) > 0 {
+		fmt.Fprintf(w, "\nFiles changed: %s\n", strings.Join(changedPaths(s), ", "))
+	}
+	if s.Answer != "" {
+		label := "Answer"
+		if s.Partial {
+			label = "Partial answer"
+		}
+		fmt.Fprintf(w, "\n%s:\n%s\n", label, s.Answer)
+	}
+}
+
+func indent(s, prefix string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + fmt.Sprintf("\n[… %d more bytes; see --json]", len(s)-n)
+}
+
+func printJSON(w io.Writer, v any) int {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return exitFailed
+	}
+	return 0
+}
+
+// continueSession rebuilds a runner for a stored session and runs act
+// (resume, reply, decide), then follows the session like run does.
+func continueSession(name string, args []string, nargs int, stdout, stderr io.Writer,
+	act func(ctx context.Context, env *cliEnv, id string, rest []string, fs *flag.FlagSet) (*loop.Session, error)) int {
+	fs := flag.NewFlagSet("sessions "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o sessionFlags
+	o.register(fs)
+	fs.String("args", "", "approve: replace the call's arguments with this JSON")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() < nargs {
+		fmt.Fprintf(stderr, "agentloop sessions %s: missing arguments (see agentloop sessions -h)\n", name)
+		return exitUsage
+	}
+	if err := o.check(); err != nil {
+		fmt.Fprintf(stderr, "agentloop sessions %s: %v\n", name, err)
+		return exitUsage
+	}
+	id := fs.Arg(0)
+	state, _, err := loadState(o.db, id)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	ctx, stop := interruptContext(stderr)
+	defer stop()
+	env, err := o.open(ctx, stderr, state)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer env.Close()
+	sess, err := act(ctx, env, id, fs.Args()[1:], fs)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	return follow(ctx, env, sess, stdout, stderr, false)
+}
+
+func sessionsResume(args []string, stdout, stderr io.Writer) int {
+	return continueSession("resume", args, 1, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, _ *flag.FlagSet) (*loop.Session, error) {
+		return env.runner.Resume(ctx, id, strings.Join(rest, " "))
+	})
+}
+
+func sessionsReply(args []string, stdout, stderr io.Writer) int {
+	return continueSession("reply", args, 2, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, _ *flag.FlagSet) (*loop.Session, error) {
+		return env.runner.Reply(ctx, id, strings.Join(rest, " "))
+	})
+}
+
+func sessionsApprove(args []string, stdout, stderr io.Writer) int {
+	return continueSession("approve", args, 3, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, fs *flag.FlagSet) (*loop.Session, error) {
+		d := loop.ApprovalDecision{CallID: rest[0], ArgsHash: rest[1], Approved: true}
+		if a := fs.Lookup("args").Value.String(); a != "" {
+			if !json.Valid([]byte(a)) {
+				return nil, fmt.Errorf("--args is not valid JSON: %s", a)
+			}
+			d.EditedInput = []byte(a)
+		}
+		return env.runner.Decide(ctx, id, d)
+	})
+}
+
+func sessionsDeny(args []string, stdout, stderr io.Writer) int {
+	return continueSession("deny", args, 3, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, _ *flag.FlagSet) (*loop.Session, error) {
+		return env.runner.Decide(ctx, id, loop.ApprovalDecision{CallID: rest[0], ArgsHash: rest[1], Reason: strings.Join(rest[2:], " ")})
+	})
+}
+
+func sessionsApprovals(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sessions approvals", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := dbFlag(fs)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	ids := fs.Args()
+	if len(ids) == 0 {
+		st, err := openStore(*db)
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		list, err := st.List(context.Background(), store.Filter{Status: []loop.Status{loop.StatusWaiting}})
+		st.Close()
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		for _, s := range list {
+			ids = append(ids, s.ID)
+		}
+	}
+	n := 0
+	for _, id := range ids {
+		state, _, err := loadState(*db, id)
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		for _, p := range state.PendingApprovals {
+			n++
+			fmt.Fprintf(stdout, "%s  %s %s\n    approve: agentloop sessions approve %s %s %s\n    deny:    agentloop sessions deny %s %s %s \"reason\"\n",
+				id, p.Name, oneLine(string(p.Input), 200), id, p.CallID, p.ArgsHash, id, p.CallID, p.ArgsHash)
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(stderr, "no tool calls are waiting for approval")
+	}
+	return 0
+}
+
+func sessionsTerminate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sessions terminate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := dbFlag(fs)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() < 1 {
+		fmt.Fprintln(stderr, "usage: agentloop sessions terminate ID [reason]")
+		return exitUsage
+	}
+	st, err := openStore(*db)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer st.Close()
+	r, err := loop.New(loop.Config{Model: noModel{}, Log: st})
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	state, err := r.Terminate(context.Background(), fs.Arg(0), strings.Join(fs.Args()[1:], " "))
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	fmt.Fprintf(stdout, "session %s terminated (%s)\n", state.ID, state.Detail)
+	return 0
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/model/scripted"
+	"github.com/agentloop/agentloop/store/sqlite"
+	"github.com/agentloop/agentloop/tool"
+	"github.com/agentloop/agentloop/tool/fs"
+	"github.com/agentloop/agentloop/tool/plan"
+	"github.com/agentloop/agentloop/tool/workspace"
+)
+
+// cliEnv is what a command needs to run sessions: the store, a runner with
+// the model and tools, and the progress display.
+type cliEnv struct {
+	store       *sqlite.Store
+	runner      *loop.Runner
+	registry    *tool.Registry
+	progress    *progress
+	interactive bool
+	dir         string
+	modelSpec   string
+}
+
+func (e *cliEnv) Close() {
+	if e.store != nil {
+		_ = e.store.Close()
+	}
+}
+
+func (e *cliEnv) hasWriteTools() bool {
+	for _, name := range e.registry.Names() {
+		t, _ := e.registry.Lookup(name)
+		if tool.EffectOf(t) != tool.EffectRead {
+			return true
+		}
+	}
+	return false
+}
+
+// openStore opens the session database, creating its directory.
+func openStore(path string) (*sqlite.Store, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("cannot create the directory for the session database %s: %w (set --db or AGENTLOOP_DB)", path, err)
+		}
+	}
+	st, err := sqlite.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening session database %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// open builds the environment. For a stored session (st != nil) the model
+// and workspace default to what the session was started with, and a
+// scripted model skips the replies it already played.
+func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.State) (*cliEnv, error) {
+	env := &cliEnv{interactive: isTerminal(os.Stdin) && isTerminal(os.Stderr)}
+	spec, dir := o.model, o.dir
+	if st != nil {
+		if spec == "" {
+			spec = st.Model
+		}
+		if dir == "." && st.Workspace != "" {
+			dir = st.Workspace
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	env.dir = abs
+	m, spec, err := o.openModel(spec, st)
+	if err != nil {
+		return nil, err
+	}
+	env.modelSpec = spec
+
+	var tools []tool.Tool
+	if !o.selfReasoning {
+		ws, err := workspace.New(abs)
+		if err != nil {
+			return nil, fmt.Errorf("workspace %s: %w", abs, err)
+		}
+		tools = append(tools, fs.Tools(ws)...)
+		tools = append(tools, extraTools(ws)...)
+	}
+	if env.registry, err = tool.NewRegistry(tools...); err != nil {
+		return nil, err
+	}
+	if env.store, err = openStore(o.db); err != nil {
+		return nil, err
+	}
+	env.progress = newProgress(stderr, isTerminal(os.Stderr), o.maxIterations)
+	env.progress.quiet = o.quiet
+	sys, err := o.systemPrompt(env, st)
+	if err != nil {
+		env.Close()
+		return nil, err
+	}
+	cfg := loop.Config{
+		Model: m, ModelName: spec, Tools: env.registry, Log: env.store,
+		SystemPrompt: sys, Marker: o.marker,
+		ParseToolCalls: parseToolCalls, Price: priceOf, EstimateUsage: estimateUsage,
+		OnEvent: env.progress.event, OnDelta: env.progress.delta,
+		Context: plan.Context,
+	}
+	if o.selfReasoning {
+		cfg.Mode = loop.ModeSelfReasoning
+	}
+	if !o.yes {
+		cfg.Approval = func(t tool.Tool) loop.Policy {
+			if tool.EffectOf(t) == tool.EffectRead {
+				return loop.PolicyAuto
+			}
+			return loop.PolicyAsk
+		}
+	}
+	if env.runner, err = loop.New(cfg); err != nil {
+		env.Close()
+		return nil, err
+	}
+	return env, nil
+}
+
+// openModel resolves --model. script:PATH plays a scripted model; anything
+// else goes to a provider.
+func (o *sessionFlags) openModel(spec string, st *loop.State) (model.Model, string, error) {
+	if path, ok := strings.CutPrefix(spec, "script:"); ok {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, "", err
+		}
+		script, err := scripted.Load(abs)
+		if err != nil {
+			return nil, "", err
+		}
+		m := scripted.New(script)
+		if st != nil {
+			// Resuming: the replies already played are in the log.
+			m.Skip(st.InteractionCount)
+		}
+		return m, "script:" + abs, nil
+	}
+	return openProvider(spec, o.baseURL, o.apiKey)
+}
