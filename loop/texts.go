@@ -1,9 +1,13 @@
 package loop
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/agentloop/agentloop/prompt"
+)
 
 // Texts are the messages the runner writes to the model. Override any of
-// them in Config.Texts; nil fields use the defaults.
+// them in Config.Texts; nil fields use the defaults from package prompt.
 type Texts struct {
 	LastIteration  func(n, max int, marker string) string
 	BudgetWarning  func(kind string, usedPct int) string
@@ -17,40 +21,22 @@ type Texts struct {
 
 func (t Texts) withDefaults() Texts {
 	if t.LastIteration == nil {
-		t.LastIteration = func(n, max int, marker string) string {
-			if marker != "" {
-				return fmt.Sprintf("IMPORTANT: This is iteration %d of %d maximum. You MUST give your final answer in this response, starting with %s", n, max, marker)
-			}
-			return fmt.Sprintf("IMPORTANT: This is iteration %d of %d maximum. Give your final answer now, without calling tools.", n, max)
-		}
+		t.LastIteration = prompt.LastIteration
 	}
 	if t.BudgetWarning == nil {
-		t.BudgetWarning = func(kind string, pct int) string {
-			if pct >= 95 {
-				return fmt.Sprintf("IMPORTANT: %d%% of the %s budget is used. Finish now: give your final answer in this response.", pct, kind)
-			}
-			return fmt.Sprintf("Note: %d%% of the %s budget is used. Work toward your final answer.", pct, kind)
-		}
+		t.BudgetWarning = prompt.BudgetWarning
 	}
 	if t.StuckNudge == nil {
-		t.StuckNudge = func(pattern, detail string) string {
-			return fmt.Sprintf("You are repeating yourself: %s. That is not making progress; try something different, or give your final answer.", detail)
-		}
+		t.StuckNudge = prompt.StuckNudge
 	}
 	if t.WrapUp == nil {
-		t.WrapUp = func(reason StopReason) string {
-			return fmt.Sprintf("The session has hit a limit (%s) and must stop now. Without calling any tools, give your best final answer: what you did, what you found, and what remains.", reason)
-		}
+		t.WrapUp = func(reason StopReason) string { return prompt.WrapUp(string(reason)) }
 	}
 	if t.Correction == nil {
-		t.Correction = func(problem string) string {
-			return "Your last reply looked like a tool call but could not be read: " + problem + " Send the tool call again in the correct format, or answer in plain text if you are done."
-		}
+		t.Correction = prompt.Correction
 	}
 	if t.UnknownOutcome == nil {
-		t.UnknownOutcome = func(name string) string {
-			return fmt.Sprintf("The outcome of this %s call is unknown: the process stopped while it was running, and the tool cannot safely be re-run. Check its effects before relying on them or repeating it.", name)
-		}
+		t.UnknownOutcome = prompt.UnknownOutcome
 	}
 	if t.Continue == nil {
 		t.Continue = func(marker string) string {
