@@ -20,6 +20,9 @@ type SessionStarted struct {
 	Workspace    string            `json:"workspace,omitempty"`
 	Marker       string            `json:"marker,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
+	// Verify lists the session's verification commands, so a resumed
+	// session checks its work the same way.
+	Verify []string `json:"verify,omitempty"`
 }
 
 // IterationStarted opens iteration N (1-indexed).

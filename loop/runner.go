@@ -62,6 +62,9 @@ type Config struct {
 	// Context adds text to the system message of each request, derived
 	// from the state (e.g. the plan and its current step).
 	Context func(st *State) string
+	// Verifier checks the work when the model says it is done and when a
+	// limit ends the session; nil skips verification.
+	Verifier Verifier
 	// Approval says how a call must be approved; nil approves everything.
 	Approval func(t tool.Tool) Policy
 
@@ -125,6 +128,9 @@ type Task struct {
 	Labels    map[string]string
 	// Limits override the runner's limits when non-zero.
 	Limits *Limits
+	// Verify names the verification commands, recorded for resuming; the
+	// Verifier in Config runs them.
+	Verify []string
 }
 
 // ErrRunning is returned when resuming a session that is already running here.
@@ -155,6 +161,7 @@ func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
 	started := &SessionStarted{
 		Task: task.Prompt, SystemPrompt: r.cfg.SystemPrompt, Model: r.cfg.ModelName, Mode: mode,
 		Tools: r.cfg.Tools.Names(), Limits: limits, Workspace: task.Workspace, Labels: task.Labels,
+		Verify: task.Verify,
 	}
 	if mode == ModeSelfReasoning {
 		started.Marker = r.cfg.Marker

@@ -153,6 +153,7 @@ type State struct {
 	Tools            []string          `json:"tools,omitempty"`
 	Workspace        string            `json:"workspace,omitempty"`
 	Labels           map[string]string `json:"labels,omitempty"`
+	Verify           []string          `json:"verify,omitempty"`
 	Limits           Limits            `json:"limits"`
 	Status           Status            `json:"status"`
 	CurrentIteration int               `json:"current_iteration"`
@@ -191,8 +192,10 @@ type State struct {
 	PendingApprovals []PendingApproval          `json:"pending_approvals,omitempty"`
 	Decisions        map[string]ApprovalDecided `json:"-"`
 
-	Plan   *Plan                      `json:"plan,omitempty"`
-	Memory map[string]json.RawMessage `json:"memory,omitempty"`
+	Plan *Plan `json:"plan,omitempty"`
+	// Verification is the latest verification run.
+	Verification *VerificationFinished      `json:"verification,omitempty"`
+	Memory       map[string]json.RawMessage `json:"memory,omitempty"`
 
 	// Modified lists every workspace change, in order.
 	Modified []tool.Modification `json:"modified,omitempty"`
@@ -238,6 +241,7 @@ func (s *State) Apply(e Event) error {
 		s.ID = e.SessionID
 		s.Task, s.SystemPrompt, s.Model, s.Mode = d.Task, d.SystemPrompt, d.Model, d.Mode
 		s.Marker, s.Tools, s.Workspace, s.Labels, s.Limits = d.Marker, d.Tools, d.Workspace, d.Labels, d.Limits
+		s.Verify = d.Verify
 		s.MaxIterations = d.Limits.maxIterations()
 		s.Status = StatusRunning
 		s.StartedAt = e.Time
@@ -365,6 +369,8 @@ func (s *State) Apply(e Event) error {
 		}
 	case *StuckDetected:
 		s.StuckDetections++
+	case *VerificationFinished:
+		s.Verification = d
 	case *SessionPaused:
 		s.Status, s.Reason, s.Detail = StatusPaused, d.Reason, d.Detail
 	case *SessionWaiting:

@@ -349,11 +349,22 @@ func (s *Session) endIteration(ctx context.Context) error {
 	return s.flush(ctx)
 }
 
-// complete ends the session successfully with the model's answer.
+// complete ends the session with the model's answer, after verification
+// when the session has a verifier. A failed verification goes back to the
+// model while iterations remain, so it can fix what is wrong.
 func (s *Session) complete(ctx context.Context, answer string) error {
 	st := s.state
 	s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationCompleted})
-	s.emit(&SessionEnded{Status: StatusCompleted, Reason: ReasonCompleted, Answer: answer})
+	switch s.verify(ctx, "completion") {
+	case "", VerifyPass:
+		s.emit(&SessionEnded{Status: StatusCompleted, Reason: ReasonCompleted, Answer: answer})
+	default:
+		if st.CurrentIteration < st.MaxIterations && ctx.Err() == nil {
+			s.emit(&MessageAdded{Role: model.RoleUser, Content: verificationFeedback(st.Verification.Checks), Kind: KindVerification})
+			return s.flush(ctx)
+		}
+		s.emit(&SessionEnded{Status: StatusFailed, Reason: ReasonVerificationFailed, Detail: "verification " + st.Verification.Outcome + " after the model's final answer", Answer: answer, Partial: true})
+	}
 	return s.flush(ctx)
 }
 
@@ -387,6 +398,9 @@ func (s *Session) end(ctx context.Context, d Decision) error {
 		} else if _, term := s.terminateRequested(); !term {
 			s.emit(&Warning{Code: "wrap_up_failed", Message: "the final best-effort call failed: " + err.Error()})
 		}
+	}
+	if ctx.Err() == nil {
+		s.verify(ctx, "limit")
 	}
 	s.emit(&SessionEnded{Status: status, Reason: d.Reason, Detail: d.Detail, Answer: answer, Partial: partial && answer != ""})
 	return s.flush(ctx)

@@ -101,11 +101,11 @@ func sessionID(t *testing.T, c *cli) string {
 func TestRunFixTestEndToEnd(t *testing.T) {
 	c := newCLI(t)
 	ws := workspaceFromFixture(t)
-	out, errOut, code := c.run("", "run", "--yes", "--model", "script:../../examples/scripts/fix-test.json", "--dir", ws, "Fix the failing test")
+	out, errOut, code := c.run("", "run", "--yes", "--verify", "go test ./...", "--model", "script:../../examples/scripts/fix-test.json", "--dir", ws, "Fix the failing test")
 	if code != exitCompleted {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "All tests pass") || !strings.Contains(errOut, "Files changed: calc.go") {
+	if !strings.Contains(out, "All tests pass") || !strings.Contains(errOut, "Files changed: calc.go") || !strings.Contains(errOut, "Verification: pass") {
 		t.Fatalf("stdout %q\nstderr %q", out, errOut)
 	}
 	src, _ := os.ReadFile(filepath.Join(ws, "calc.go"))
@@ -114,8 +114,8 @@ func TestRunFixTestEndToEnd(t *testing.T) {
 	}
 	id := sessionID(t, c)
 	show, _, code := c.run("", "sessions", "show", id)
-	for _, want := range []string{"status:    completed (completed)", "── Step 5", "execute_command", "edit_file", "5934 input"} {
-		if !strings.Contains(show, want) && want != "5934 input" {
+	for _, want := range []string{"status:    completed (completed)", "── Step 5", "execute_command", "edit_file", "input +"} {
+		if !strings.Contains(show, want) {
 			t.Errorf("show lacks %q:\n%s", want, show)
 		}
 	}

@@ -35,7 +35,14 @@ type sessionFlags struct {
 	selfReasoning bool
 	marker        string
 	quiet         bool
+	verify        stringList
 }
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return fmt.Sprint(*l) }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.model, "model", os.Getenv("AGENTLOOP_MODEL"), "model as PROVIDER/NAME (ollama/qwen3:8b, openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5, openrouter/…) or script:PATH; default ollama/qwen3:8b ($AGENTLOOP_MODEL)")
@@ -60,6 +67,7 @@ func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.selfReasoning, "self-reasoning", false, "no tools: the model reasons over several iterations until it writes the completion marker")
 	fs.StringVar(&o.marker, "marker", loop.DefaultMarker, "completion marker for --self-reasoning")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
+	fs.Var(&o.verify, "verify", "a command that checks the work (repeatable), e.g. --verify \"go test ./...\"; run when the model says it is done and when a limit ends the session")
 }
 
 func (o *sessionFlags) check() error {

@@ -53,7 +53,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	defer env.Close()
 	limits := o.limits(env.hasWriteTools())
-	sess, err := env.runner.Start(ctx, loop.Task{Prompt: task, Workspace: env.dir, Limits: &limits})
+	sess, err := env.runner.Start(ctx, loop.Task{Prompt: task, Workspace: env.dir, Limits: &limits, Verify: o.verify})
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -136,6 +136,7 @@ func report(st *loop.State, env *cliEnv, stdout, stderr io.Writer, jsonOut bool)
 	if env != nil && len(st.Modified) > 0 {
 		fmt.Fprintf(stderr, "\nFiles changed: %s\n", strings.Join(changedPaths(st), ", "))
 	}
+	reportVerification(stderr, st)
 	fmt.Fprintf(stderr, "\nSession %s %s (%s) after %d steps, %d tool calls, %d tokens", st.ID, st.Status, st.Reason, st.CurrentIteration, st.ToolCallCount, st.Usage.Total())
 	if st.CostUSD > 0 {
 		fmt.Fprintf(stderr, ", $%.4f", st.CostUSD)
@@ -204,3 +205,48 @@ func interruptContext(stderr io.Writer) (context.Context, func()) {
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// reportVerification prints the verification outcome and, after a partial
+// pass, the plan's completed and remaining steps and a follow-up task.
+func reportVerification(w io.Writer, st *loop.State) {
+	v := st.Verification
+	if v == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nVerification: %s\n", v.Outcome)
+	for _, c := range v.Checks {
+		mark := "✓"
+		if !c.Passed {
+			mark = "✗"
+		}
+		fmt.Fprintf(w, "  %s %s (%d ms)\n", mark, c.Name, c.DurationMS)
+	}
+	if v.Outcome == loop.VerifyPass {
+		return
+	}
+	var done, remaining []string
+	if st.Plan != nil {
+		for _, s := range st.Plan.Steps {
+			if s.Status == "completed" {
+				done = append(done, s.Title)
+			} else if s.Status != "skipped" {
+				remaining = append(remaining, s.Title)
+			}
+		}
+	}
+	if len(done) > 0 {
+		fmt.Fprintf(w, "Completed steps: %s\n", strings.Join(done, "; "))
+	}
+	var failing []string
+	for _, c := range v.Checks {
+		if !c.Passed {
+			failing = append(failing, c.Name)
+		}
+	}
+	follow := "Make these checks pass: " + strings.Join(failing, ", ")
+	if len(remaining) > 0 {
+		fmt.Fprintf(w, "Remaining steps: %s\n", strings.Join(remaining, "; "))
+		follow = "Finish: " + strings.Join(remaining, "; ") + ". " + follow
+	}
+	fmt.Fprintf(w, "Suggested follow-up task: %q\n", follow)
+}

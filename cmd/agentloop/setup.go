@@ -15,7 +15,9 @@ import (
 	"github.com/agentloop/agentloop/tool"
 	"github.com/agentloop/agentloop/tool/fs"
 	"github.com/agentloop/agentloop/tool/plan"
+	"github.com/agentloop/agentloop/tool/shell"
 	"github.com/agentloop/agentloop/tool/workspace"
+	"github.com/agentloop/agentloop/verify"
 )
 
 // cliEnv is what a command needs to run sessions: the store, a runner with
@@ -28,6 +30,7 @@ type cliEnv struct {
 	interactive bool
 	dir         string
 	modelSpec   string
+	ws          *workspace.Workspace
 }
 
 func (e *cliEnv) Close() {
@@ -91,6 +94,7 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 		if err != nil {
 			return nil, fmt.Errorf("workspace %s: %w", abs, err)
 		}
+		env.ws = ws
 		tools = append(tools, fs.Tools(ws)...)
 		tools = append(tools, extraTools(ws)...)
 	}
@@ -116,6 +120,13 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	}
 	if o.selfReasoning {
 		cfg.Mode = loop.ModeSelfReasoning
+	}
+	verifyCmds := []string(o.verify)
+	if st != nil && len(verifyCmds) == 0 {
+		verifyCmds = st.Verify
+	}
+	if len(verifyCmds) > 0 && env.ws != nil {
+		cfg.Verifier = verify.New(env.ws, verifyCmds, shell.Config{})
 	}
 	if !o.yes {
 		cfg.Approval = func(t tool.Tool) loop.Policy {
