@@ -33,6 +33,7 @@ type Registry struct {
 type entry struct {
 	tool   Tool
 	schema *jsonschema.Schema
+	fast   *fastSchema // nil when the schema is outside the fast subset
 }
 
 // NewRegistry compiles each tool's schema once. Duplicate names and schemas
@@ -71,7 +72,7 @@ func (r *Registry) add(t Tool) error {
 	if len(spec.Parameters) == 0 {
 		spec.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
-	r.tools[spec.Name] = entry{tool: t, schema: schema}
+	r.tools[spec.Name] = entry{tool: t, schema: schema, fast: compileFast(spec.Parameters)}
 	r.order = append(r.order, spec.Name)
 	r.specs = append(r.specs, spec)
 	return nil
@@ -142,7 +143,7 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 	if _, isObj := v.(map[string]any); !isObj {
 		return fmt.Errorf("%w: tool %q: arguments must be a JSON object, got %s", ErrInvalidArguments, name, shortJSON(args))
 	}
-	if e.schema == nil {
+	if e.schema == nil || (e.fast != nil && e.fast.valid(v)) {
 		return nil
 	}
 	if err := e.schema.Validate(v); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -38,7 +37,7 @@ func cmdParseToolCalls(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	res := toolcall.Parse(string(text), opts)
-	out, err := json.Marshal(res)
+	out, err := res.MarshalJSON() // not json.Marshal: it would escape < and > again
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

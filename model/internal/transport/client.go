@@ -1,0 +1,358 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"syscall"
+	"time"
+
+	"github.com/agentloop/agentloop/model"
+)
+
+// Config configures a Client for one provider endpoint.
+type Config struct {
+	Provider string      // name used in errors: "openai", "openrouter", "ollama", …
+	URL      string      // full endpoint URL
+	Header   http.Header // sent with every request (auth, API version)
+
+	// HTTPClient, when set, is used as is (its transport's own dial limits
+	// apply instead of Timeouts.Connect).
+	HTTPClient *http.Client
+	Timeouts   Timeouts
+	Retry      Retry
+
+	// KeyHint is appended to 401 and 403 errors, e.g.
+	// "check --api-key or OPENAI_API_KEY".
+	KeyHint string
+	// StatusHint, when set, may return a hint for a non-2xx reply; an empty
+	// result falls back to the defaults.
+	StatusHint func(status int, apiMessage, model string) string
+	// UnreachableHint, when set, is appended to "connection refused" errors.
+	UnreachableHint func(model string) string
+}
+
+// Client sends requests for one endpoint.
+type Client struct {
+	cfg      Config
+	hc       *http.Client
+	timeouts Timeouts
+	retry    Retry
+	loopback bool
+}
+
+// New returns a Client for cfg.
+func New(cfg Config) *Client {
+	c := &Client{cfg: cfg, timeouts: cfg.Timeouts.withDefaults(), retry: cfg.Retry.withDefaults()}
+	c.hc = cfg.HTTPClient
+	if c.hc == nil {
+		c.hc = newHTTPClient(c.timeouts.Connect)
+	}
+	if u, err := url.Parse(cfg.URL); err == nil {
+		host := u.Hostname()
+		ip := net.ParseIP(host)
+		c.loopback = host == "localhost" || (ip != nil && ip.IsLoopback())
+	}
+	return c
+}
+
+func newHTTPClient(connect time.Duration) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	d := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
+	tr.DialContext = d.DialContext
+	tr.TLSHandshakeTimeout = connect
+	tr.MaxIdleConnsPerHost = 16
+	return &http.Client{Transport: tr}
+}
+
+// Handler parses a 2xx reply. It returns an error from Reply.Malformed for
+// replies it cannot parse, Transient(err) for an error the server reports
+// as temporary (e.g. an "overloaded" stream event), the body's read errors
+// unchanged, or any other error to end the call.
+type Handler func(r *Reply) (*model.Response, error)
+
+// Reply is a 2xx response handed to a Handler.
+type Reply struct {
+	Call
+	Header    http.Header
+	MediaType string // Content-Type without parameters, lower case
+	Body      io.Reader
+
+	stream  model.StreamFunc
+	emitted bool
+}
+
+// Emit passes a delta to the caller's StreamFunc. Once a delta has been
+// emitted the call is no longer retried, so the caller never sees a reply
+// twice.
+func (r *Reply) Emit(d model.Delta) {
+	r.emitted = true
+	if r.stream != nil {
+		r.stream(d)
+	}
+}
+
+// Streaming reports whether the caller passed a StreamFunc.
+func (r *Reply) Streaming() bool { return r.stream != nil }
+
+// Malformed returns a *MalformedError for this call.
+func (r *Reply) Malformed(format string, args ...any) error {
+	return &MalformedError{Call: r.Call, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Transient marks an error the server reported as temporary, so the call is
+// retried when nothing was emitted yet.
+func Transient(err error) error { return &transientError{err} }
+
+type transientError struct{ err error }
+
+func (e *transientError) Error() string { return e.err.Error() }
+func (e *transientError) Unwrap() error { return e.err }
+
+// readError is an I/O error from the response body.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+// Do POSTs body (JSON) for modelName, retrying as the policy allows, and
+// hands the first 2xx reply to handle.
+func (c *Client) Do(ctx context.Context, modelName string, body []byte, stream model.StreamFunc, handle Handler) (*model.Response, error) {
+	call := Call{Provider: c.cfg.Provider, URL: c.cfg.URL, Model: modelName}
+	if t := c.timeouts.Total; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, t, &TimeoutError{Call: call, Limit: "total", After: t})
+		defer cancel()
+	}
+	for attempt := 1; ; attempt++ {
+		if ctx.Err() != nil {
+			return nil, c.stopped(ctx, call)
+		}
+		resp, err, retry, retryAfter := c.attempt(ctx, call, body, stream, handle)
+		if err == nil {
+			return resp, nil
+		}
+		if !retry {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, c.stopped(ctx, call)
+		}
+		if attempt >= c.retry.MaxAttempts {
+			return nil, &model.RetryableError{Err: fmt.Errorf("%w (gave up after %s)", err, plural(attempt, "attempt")), RetryAfter: retryAfter}
+		}
+		if retryAfter > c.retry.MaxRetryAfter {
+			return nil, &model.RetryableError{Err: fmt.Errorf("%w (server asked to wait %s, longer than the %s limit)", err, retryAfter, c.retry.MaxRetryAfter), RetryAfter: retryAfter}
+		}
+		if err := c.retry.Sleep(ctx, c.retry.backoff(attempt, retryAfter)); err != nil || ctx.Err() != nil {
+			return nil, c.stopped(ctx, call)
+		}
+	}
+}
+
+// stopped is the error for a call whose context ended: the total timeout,
+// or the caller's cancellation.
+func (c *Client) stopped(ctx context.Context, call Call) error {
+	cause := context.Cause(ctx)
+	var te *TimeoutError
+	if errors.As(cause, &te) {
+		return te
+	}
+	return fmt.Errorf("%s: call to %s stopped: %w", call.Provider, call.where(), cause)
+}
+
+// attempt makes one request. retry reports whether the failure is worth
+// another attempt; retryAfter is the server's hint.
+func (c *Client) attempt(ctx context.Context, call Call, body []byte, stream model.StreamFunc, handle Handler) (_ *model.Response, err error, retry bool, retryAfter time.Duration) {
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%s: building request for %s: %w", call.Provider, call.where(), err), false, 0
+	}
+	for k, v := range c.cfg.Header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if stream != nil {
+		req.Header.Set("Accept", "text/event-stream, application/x-ndjson, application/json")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
+
+	tb := &timedBody{cancel: cancel, call: call, idle: c.timeouts.Idle}
+	if t := c.timeouts.FirstByte; t > 0 {
+		tb.first = time.AfterFunc(t, func() { cancel(&TimeoutError{Call: call, Limit: "first-byte", After: t}) })
+	}
+	defer tb.stop()
+
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.failed(ctx, actx, call, err, false)
+	}
+	defer resp.Body.Close()
+	tb.rc = resp.Body
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, rerr := io.ReadAll(io.LimitReader(tb, 64<<10))
+		if rerr != nil && actx.Err() != nil {
+			return c.failed(ctx, actx, call, rerr, false)
+		}
+		se := c.statusError(call, resp, mediaType, data)
+		return nil, se, retryableStatus(resp.StatusCode), se.RetryAfter
+	}
+	if mediaType == "text/html" {
+		data, _ := io.ReadAll(io.LimitReader(tb, 4<<10))
+		return nil, &MalformedError{Call: call, Detail: fmt.Sprintf("HTTP %d with content type text/html instead of JSON or an event stream (is the base URL right?): %s",
+			resp.StatusCode, DescribeBody(mediaType, data))}, false, 0
+	}
+
+	r := &Reply{Call: call, Header: resp.Header, MediaType: mediaType, Body: tb, stream: stream}
+	out, err := handle(r)
+	if err != nil {
+		return c.failed(ctx, actx, call, err, r.emitted)
+	}
+	tb.drain()
+	return out, nil, false, 0
+}
+
+// failed classifies an error from sending the request or handling the reply.
+func (c *Client) failed(ctx, actx context.Context, call Call, err error, emitted bool) (_ *model.Response, _ error, retry bool, _ time.Duration) {
+	if ctx.Err() != nil {
+		return nil, c.stopped(ctx, call), false, 0
+	}
+	var transient error
+	var te *TimeoutError
+	var tr *transientError
+	var re *readError
+	var oe *net.OpError
+	switch {
+	case actx.Err() != nil && errors.As(context.Cause(actx), &te):
+		transient = te
+	case errors.As(err, &oe) && oe.Op == "dial" && oe.Timeout():
+		transient = &TimeoutError{Call: call, Limit: "connect", After: c.timeouts.Connect}
+	case errors.Is(err, model.ErrMalformed):
+		return nil, err, false, 0
+	case errors.As(err, &tr):
+		transient = tr.err
+	case errors.As(err, &re):
+		transient = &NetError{Call: call, Op: "connection lost while reading the reply from", Err: re.err}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		ne := &NetError{Call: call, Op: "cannot reach", Err: syscall.ECONNREFUSED}
+		if c.cfg.UnreachableHint != nil {
+			ne.Hint = c.cfg.UnreachableHint(call.Model)
+		}
+		if c.loopback {
+			// Nothing listens on this machine: waiting will not help, and
+			// the person wants the hint now.
+			return nil, &model.RetryableError{Err: ne}, false, 0
+		}
+		transient = ne
+	default:
+		var ue *url.Error
+		if !errors.As(err, &ue) {
+			return nil, err, false, 0
+		}
+		ne := &NetError{Call: call, Op: "cannot reach", Err: ue.Err}
+		var nerr net.Error
+		if !errors.As(ue.Err, &nerr) && !errors.Is(ue.Err, io.EOF) && !errors.Is(ue.Err, io.ErrUnexpectedEOF) {
+			// A bad URL or a TLS certificate problem: trying again will
+			// not help.
+			return nil, ne, false, 0
+		}
+		transient = ne
+	}
+	if emitted {
+		return nil, &model.RetryableError{Err: transient}, false, 0
+	}
+	return nil, transient, true, 0
+}
+
+func (c *Client) statusError(call Call, resp *http.Response, mediaType string, body []byte) *StatusError {
+	msg, ok := APIErrorText(body)
+	if !ok {
+		msg = DescribeBody(mediaType, body)
+	}
+	se := &StatusError{Call: call, StatusCode: resp.StatusCode, Message: msg,
+		RetryAfter: parseRetryAfter(resp.Header, c.retry.Now())}
+	if c.cfg.StatusHint != nil {
+		se.Hint = c.cfg.StatusHint(resp.StatusCode, msg, call.Model)
+	}
+	if se.Hint == "" {
+		switch resp.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			se.Hint = c.cfg.KeyHint
+		case http.StatusNotFound:
+			se.Hint = "check the model name and --base-url"
+		}
+	}
+	return se
+}
+
+// timedBody enforces the first-byte and idle limits on a response body and
+// marks its read errors.
+type timedBody struct {
+	rc     io.Reader
+	cancel context.CancelCauseFunc
+	call   Call
+	first  *time.Timer
+	idle   time.Duration
+	idleT  *time.Timer
+	begun  bool
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		if !b.begun {
+			b.begun = true
+			if b.first != nil {
+				b.first.Stop()
+			}
+			if d := b.idle; d > 0 {
+				b.idleT = time.AfterFunc(d, func() { b.cancel(&TimeoutError{Call: b.call, Limit: "idle", After: d}) })
+			}
+		} else if b.idleT != nil {
+			b.idleT.Reset(b.idle)
+		}
+	}
+	if err != nil && err != io.EOF {
+		err = &readError{err}
+	}
+	return n, err
+}
+
+// drainWait bounds the wait for the end of a body after its terminal event.
+const drainWait = 200 * time.Millisecond
+
+// drain reads the little that may follow the terminal event (the chunked
+// encoding's end) so the connection can be reused, but gives up quickly on
+// a server that keeps the stream open.
+func (b *timedBody) drain() {
+	t := time.AfterFunc(drainWait, func() { b.cancel(nil) })
+	defer t.Stop()
+	_, _ = io.CopyN(io.Discard, b.rc, 4<<10)
+}
+
+func (b *timedBody) stop() {
+	if b.first != nil {
+		b.first.Stop()
+	}
+	if b.idleT != nil {
+		b.idleT.Stop()
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

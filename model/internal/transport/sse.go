@@ -1,0 +1,104 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// LineReader reads newline-terminated lines without allocating per line.
+type LineReader struct {
+	r    *bufio.Reader
+	long []byte
+}
+
+// NewLineReader reads from r with a 64 KiB buffer.
+func NewLineReader(r io.Reader) *LineReader {
+	return &LineReader{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Line returns the next line without its "\n" or "\r\n". The slice is valid
+// until the next call. A final line without a newline is returned before
+// io.EOF.
+func (l *LineReader) Line() ([]byte, error) {
+	line, err := l.r.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		l.long = append(l.long[:0], line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = l.r.ReadSlice('\n')
+			l.long = append(l.long, line...)
+		}
+		line = l.long
+	}
+	if err == io.EOF && len(line) > 0 {
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	return line, nil
+}
+
+// SSEReader reads server-sent events: "event:" and "data:" fields, comment
+// lines starting with ":" ignored, several data lines joined with "\n", a
+// blank line ending the event.
+type SSEReader struct {
+	lines *LineReader
+	event []byte
+	data  []byte
+	// Events counts the events returned so far, for error messages.
+	Events int
+}
+
+// NewSSEReader reads events from r.
+func NewSSEReader(r io.Reader) *SSEReader {
+	return &SSEReader{lines: NewLineReader(r)}
+}
+
+// Next returns the next event's name (empty when it had no "event:" line)
+// and its data. Both slices are valid until the next call. At the end of the
+// stream it returns io.EOF; an event left without its closing blank line is
+// still returned first.
+func (s *SSEReader) Next() (event, data []byte, err error) {
+	s.event = s.event[:0]
+	s.data = s.data[:0]
+	hasData, hasEvent := false, false
+	for {
+		line, err := s.lines.Line()
+		if err != nil {
+			if err == io.EOF && (hasData || hasEvent) {
+				s.Events++
+				return s.event, s.data, nil
+			}
+			return nil, nil, err
+		}
+		if len(line) == 0 {
+			if hasData || hasEvent {
+				s.Events++
+				return s.event, s.data, nil
+			}
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte{':'})
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		switch string(field) {
+		case "data":
+			if hasData {
+				s.data = append(s.data, '\n')
+			}
+			s.data = append(s.data, value...)
+			hasData = true
+		case "event":
+			s.event = append(s.event[:0], value...)
+			hasEvent = true
+		}
+	}
+}

@@ -1,0 +1,114 @@
+// Package ollama implements model.Model over Ollama's native /api/chat.
+package ollama
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/model/internal/transport"
+)
+
+// DefaultBaseURL is where a local Ollama listens.
+const DefaultBaseURL = "http://localhost:11434"
+
+// Config configures a Client. Only Model is required.
+type Config struct {
+	// BaseURL is the server root; "/api/chat" is appended. Default
+	// DefaultBaseURL.
+	BaseURL string
+	// APIKey, when set, is sent as "Authorization: Bearer" (for a proxy or
+	// a hosted Ollama).
+	APIKey string
+	// Model is used when the Request names none, e.g. "qwen3:8b".
+	Model string
+	// NumCtx sets options.num_ctx, the context window; zero keeps the
+	// model's default, which is often too small for long agent sessions.
+	NumCtx int
+	// Think sets "think" for reasoning models; nil leaves the model default.
+	Think *bool
+	// KeepAlive sets "keep_alive" (e.g. "30m"); empty leaves the default.
+	KeepAlive string
+	// Header is sent with every request.
+	Header http.Header
+
+	HTTPClient *http.Client
+	Timeouts   transport.Timeouts
+	Retry      transport.Retry
+	// NewID names tool calls (Ollama may send none). Default: "call_" and
+	// random hex.
+	NewID func() string
+}
+
+// Client is a model.Model for one Ollama server.
+type Client struct {
+	cfg Config
+	tc  *transport.Client
+}
+
+var _ model.Model = (*Client)(nil)
+
+// New returns a Client for cfg.
+func New(cfg Config) *Client {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = func() string { return transport.NewID("call_") }
+	}
+	h := cfg.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	if cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	return &Client{cfg: cfg, tc: transport.New(transport.Config{
+		Provider:        "ollama",
+		URL:             strings.TrimRight(cfg.BaseURL, "/") + "/api/chat",
+		Header:          h,
+		HTTPClient:      cfg.HTTPClient,
+		Timeouts:        cfg.Timeouts,
+		Retry:           cfg.Retry,
+		KeyHint:         "check --api-key or the proxy in front of Ollama",
+		StatusHint:      statusHint,
+		UnreachableHint: unreachableHint,
+	})}
+}
+
+// Generate sends req. Without a StreamFunc it asks for one JSON reply
+// ("stream": false); with one it reads Ollama's NDJSON stream and calls it
+// for every text, thinking and tool-call delta.
+func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.StreamFunc) (*model.Response, error) {
+	name := req.Model
+	if name == "" {
+		name = c.cfg.Model
+	}
+	if name == "" {
+		return nil, fmt.Errorf("ollama: no model name: set it in the request or the config")
+	}
+	buf, err := transport.EncodeJSON(c.buildRequest(name, req, stream != nil))
+	if err != nil {
+		return nil, fmt.Errorf("ollama: encoding the request: %w", err)
+	}
+	defer transport.PutBuffer(buf)
+	resp, err := c.tc.Do(ctx, name, buf.Bytes(), stream, func(r *transport.Reply) (*model.Response, error) {
+		if r.Streaming() {
+			return c.parseStream(r)
+		}
+		return c.parseJSON(r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Model == "" {
+		resp.Model = name
+	}
+	if resp.Usage == (model.Usage{}) {
+		resp.Usage = transport.EstimateUsage(req, resp)
+		resp.UsageEstimated = true
+	}
+	return resp, nil
+}

@@ -1,0 +1,24 @@
+package ollama
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+func unreachableHint(name string) string {
+	return fmt.Sprintf("start Ollama with `ollama serve` and fetch the model with `ollama pull %s`, or pick another model with --model", name)
+}
+
+func statusHint(status int, msg, name string) string {
+	lower := strings.ToLower(msg)
+	switch {
+	case status == http.StatusNotFound && strings.Contains(lower, "not found"):
+		return fmt.Sprintf("fetch it with `ollama pull %s`, or pick another model with --model", name)
+	case status == http.StatusBadRequest && strings.Contains(lower, "does not support tools"):
+		return "pick a model that supports tool calling (e.g. qwen3:8b) with --model"
+	case status == http.StatusNotFound:
+		return "is --base-url an Ollama server (it should answer /api/chat)?"
+	}
+	return ""
+}

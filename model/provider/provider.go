@@ -1,0 +1,205 @@
+// Package provider opens a model.Model from a "PROVIDER/NAME" spec such as
+// "ollama/qwen3:8b", "openai/gpt-4.1-mini", "anthropic/claude-sonnet-4-5" or
+// "openrouter/meta-llama/llama-3.3-70b-instruct", with the API key from the
+// options or the provider's usual environment variable.
+//
+// Every provider shares one HTTP transport: retries with exponential
+// backoff and full jitter that honour Retry-After, connect / first-byte /
+// idle / total time limits, and errors that name the provider, the URL, the
+// model and the API's own error text. The error types below are that
+// transport's; test them with errors.As, and the model package's sentinels
+// with errors.Is (model.ErrRetryable, model.ErrTimeout, model.ErrMalformed).
+package provider
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/model/anthropic"
+	"github.com/agentloop/agentloop/model/internal/transport"
+	"github.com/agentloop/agentloop/model/ollama"
+	"github.com/agentloop/agentloop/model/openai"
+)
+
+type (
+	// Timeouts bound a call: connect, first byte, idle between chunks, total.
+	Timeouts = transport.Timeouts
+	// Retry is the retry policy for 408, 409, 429, 5xx and network errors.
+	Retry = transport.Retry
+	// StatusError is a non-2xx reply.
+	StatusError = transport.StatusError
+	// TimeoutError is a call past a limit; it wraps model.ErrTimeout.
+	TimeoutError = transport.TimeoutError
+	// MalformedError is a reply that could not be parsed; it wraps
+	// model.ErrMalformed.
+	MalformedError = transport.MalformedError
+	// NetError is a failure to reach a server or to keep reading from it.
+	NetError = transport.NetError
+)
+
+// DefaultSpec is opened for an empty spec.
+const DefaultSpec = "ollama/qwen3:8b"
+
+// Options configure Open. All fields are optional.
+type Options struct {
+	// BaseURL overrides the provider's default API root.
+	BaseURL string
+	// APIKey overrides the key read from the provider's environment variable.
+	APIKey string
+	// HTTPClient replaces the client built from Timeouts.Connect.
+	HTTPClient *http.Client
+	Timeouts   Timeouts
+	Retry      Retry
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+type kind int
+
+const (
+	chatCompletions kind = iota
+	ollamaNative
+	anthropicMessages
+)
+
+type info struct {
+	name       string
+	kind       kind
+	baseURL    string
+	baseEnv    string // environment variable that may override baseURL
+	keyEnv     string
+	keyNeeded  bool
+	maxTokens  string // request field for max tokens (Chat Completions)
+	extraHeads map[string]string
+}
+
+var known = []info{
+	{name: "ollama", kind: ollamaNative, baseURL: ollama.DefaultBaseURL, baseEnv: "OLLAMA_HOST", keyEnv: "OLLAMA_API_KEY"},
+	{name: "openai", kind: chatCompletions, baseURL: openai.DefaultBaseURL, baseEnv: "OPENAI_BASE_URL", keyEnv: "OPENAI_API_KEY", keyNeeded: true, maxTokens: "max_completion_tokens"},
+	{name: "anthropic", kind: anthropicMessages, baseURL: anthropic.DefaultBaseURL, baseEnv: "ANTHROPIC_BASE_URL", keyEnv: "ANTHROPIC_API_KEY", keyNeeded: true},
+	{name: "openrouter", kind: chatCompletions, baseURL: "https://openrouter.ai/api/v1", keyEnv: "OPENROUTER_API_KEY", keyNeeded: true,
+		extraHeads: map[string]string{"X-Title": "agentloop"}},
+	{name: "deepseek", kind: chatCompletions, baseURL: "https://api.deepseek.com/v1", keyEnv: "DEEPSEEK_API_KEY", keyNeeded: true},
+	{name: "gemini", kind: chatCompletions, baseURL: "https://generativelanguage.googleapis.com/v1beta/openai", keyEnv: "GEMINI_API_KEY", keyNeeded: true},
+	{name: "vllm", kind: chatCompletions, baseURL: "http://localhost:8000/v1", keyEnv: "VLLM_API_KEY"},
+	{name: "lmstudio", kind: chatCompletions, baseURL: "http://localhost:1234/v1", keyEnv: "LMSTUDIO_API_KEY"},
+	{name: "llamacpp", kind: chatCompletions, baseURL: "http://localhost:8080/v1", keyEnv: "LLAMA_API_KEY"},
+}
+
+// Providers lists the known provider names.
+func Providers() []string {
+	names := make([]string, len(known))
+	for i, p := range known {
+		names[i] = p.name
+	}
+	return names
+}
+
+// Parse splits a spec into provider and model name. Only the first "/"
+// separates them, so "openrouter/meta-llama/llama-3.3-70b-instruct" names
+// the model "meta-llama/llama-3.3-70b-instruct". An empty spec is
+// DefaultSpec.
+func Parse(spec string) (providerName, modelName string, err error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		spec = DefaultSpec
+	}
+	p, name, ok := strings.Cut(spec, "/")
+	if !ok || p == "" {
+		return "", "", fmt.Errorf("model %q: write it as PROVIDER/NAME, e.g. %s (providers: %s)", spec, DefaultSpec, strings.Join(Providers(), ", "))
+	}
+	if name == "" {
+		return "", "", fmt.Errorf("model %q: the model name after %q is missing, e.g. %s", spec, p+"/", example(p))
+	}
+	return strings.ToLower(p), name, nil
+}
+
+func example(p string) string {
+	switch p {
+	case "openai":
+		return "openai/gpt-4.1-mini"
+	case "anthropic":
+		return "anthropic/claude-sonnet-4-5"
+	}
+	return DefaultSpec
+}
+
+// Open returns the model named by spec ("PROVIDER/NAME"; empty means
+// DefaultSpec). The API key comes from opts.APIKey or the provider's
+// environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+// OPENROUTER_API_KEY, DEEPSEEK_API_KEY, GEMINI_API_KEY; optional for local
+// servers); hosted providers without one fail here rather than on the first
+// call.
+func Open(spec string, opts Options) (model.Model, error) {
+	p, name, err := Parse(spec)
+	if err != nil {
+		return nil, err
+	}
+	var in *info
+	for i := range known {
+		if known[i].name == p {
+			in = &known[i]
+		}
+	}
+	if in == nil {
+		return nil, fmt.Errorf("model %q: unknown provider %q; known providers: %s", spec, p, strings.Join(Providers(), ", "))
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	key := opts.APIKey
+	if key == "" && in.keyEnv != "" {
+		key = strings.TrimSpace(getenv(in.keyEnv))
+	}
+	if key == "" && in.keyNeeded {
+		return nil, fmt.Errorf("%s: no API key for model %s — set %s or pass --api-key", in.name, name, in.keyEnv)
+	}
+	base := opts.BaseURL
+	if base == "" && in.baseEnv != "" {
+		base = baseFromEnv(in, getenv(in.baseEnv))
+	}
+	if base == "" {
+		base = in.baseURL
+	}
+
+	switch in.kind {
+	case ollamaNative:
+		return ollama.New(ollama.Config{BaseURL: base, APIKey: key, Model: name,
+			HTTPClient: opts.HTTPClient, Timeouts: opts.Timeouts, Retry: opts.Retry}), nil
+	case anthropicMessages:
+		return anthropic.New(anthropic.Config{BaseURL: base, APIKey: key, Model: name,
+			HTTPClient: opts.HTTPClient, Timeouts: opts.Timeouts, Retry: opts.Retry}), nil
+	}
+	var h http.Header
+	for k, v := range in.extraHeads {
+		if h == nil {
+			h = http.Header{}
+		}
+		h.Set(k, v)
+	}
+	return openai.New(openai.Config{Provider: in.name, BaseURL: base, APIKey: key, KeyEnv: in.keyEnv, Model: name,
+		MaxTokensField: in.maxTokens, Header: h,
+		HTTPClient: opts.HTTPClient, Timeouts: opts.Timeouts, Retry: opts.Retry}), nil
+}
+
+// baseFromEnv reads a base URL from the environment. OLLAMA_HOST is often
+// a bare host or host:port ("0.0.0.0:11434" on the server side).
+func baseFromEnv(in *info, v string) string {
+	v = strings.TrimSpace(v)
+	if v == "" || in.kind != ollamaNative || strings.Contains(v, "://") {
+		return v
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		host, port = v, "11434"
+	}
+	if host == "" || host == "0.0.0.0" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}

@@ -1,0 +1,127 @@
+package toolcall
+
+import (
+	"strings"
+)
+
+const (
+	dsCallsBegin = "<｜tool▁calls▁begin｜>"
+	dsCallsEnd   = "<｜tool▁calls▁end｜>"
+	dsCallBegin  = "<｜tool▁call▁begin｜>"
+	dsCallEnd    = "<｜tool▁call▁end｜>"
+	dsSep        = "<｜tool▁sep｜>"
+)
+
+// parseDeepSeek reads DeepSeek's marker-delimited calls, V3 (and R1):
+//
+//	<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{…}\n```<｜tool▁call▁end｜>
+//
+// and V3.1:
+//
+//	<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>
+//
+// usually wrapped in <｜tool▁calls▁begin｜>…<｜tool▁calls▁end｜>.
+func (p *parser) parseDeepSeek() *outcome {
+	if !p.contains(dsCallBegin) {
+		return nil
+	}
+	o := &outcome{}
+	text := p.text
+	begin, end := p.finder(dsCallBegin), p.finder(dsCallEnd)
+	wrapBegin, wrapEnd := p.finder(dsCallsBegin), p.finder(dsCallsEnd)
+	sep := p.finder(dsSep)
+	for pos := 0; pos < len(text); {
+		cb := begin.next(pos)
+		if cb < 0 {
+			break
+		}
+		regionStart := cb
+		if w := wrapBegin.before(pos, cb); w >= 0 {
+			regionStart = w
+		}
+		i := cb
+		n := len(o.calls)
+		for strings.HasPrefix(text[i:], dsCallBegin) {
+			bodyStart := i + len(dsCallBegin)
+			bodyEnd, after := len(text), len(text)
+			if e := end.next(bodyStart); e >= 0 {
+				bodyEnd, after = e, e+len(dsCallEnd)
+			}
+			if n := begin.before(bodyStart, bodyEnd); n >= 0 {
+				bodyEnd, after = n, n
+			}
+			if w := wrapEnd.before(bodyStart, bodyEnd); w >= 0 {
+				bodyEnd, after = w, w
+			}
+			p.deepseekCall(o, sep, bodyStart, bodyEnd, after == len(text))
+			i = p.skipSpace(after, len(text))
+		}
+		if strings.HasPrefix(text[i:], dsCallsEnd) {
+			i += len(dsCallsEnd)
+		}
+		if len(o.calls) > n {
+			o.cuts = append(o.cuts, span{regionStart, i})
+		}
+		pos = i
+	}
+	if len(o.calls) == 0 && len(o.problems) == 0 && len(o.unmatched) == 0 {
+		return nil
+	}
+	return o
+}
+
+// deepseekCall reads one call from the body [lo, hi) of a call marker.
+func (p *parser) deepseekCall(o *outcome, sep *finder, lo, hi int, atEOF bool) {
+	text := p.text
+	s := sep.before(lo, hi)
+	if s < 0 {
+		o.attemptFormat(FormatDeepSeekV31)
+		o.problem("your tool call has no <｜tool▁sep｜> between the tool name and the arguments; %s", p.hint(FormatDeepSeekV31, ""))
+		return
+	}
+	head := strings.TrimSpace(text[lo:s])
+	rest := strings.TrimSpace(text[s+len(dsSep) : hi])
+	p.charge(hi - lo)
+	format, name, args := FormatDeepSeekV31, head, rest
+	if head == "function" && !strings.HasPrefix(rest, "{") {
+		// V3: the name is on the first line, the JSON (usually fenced) after it.
+		format = FormatDeepSeekV3
+		name, args = rest, ""
+		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+			name, args = strings.TrimSpace(rest[:nl]), strings.TrimSpace(rest[nl+1:])
+		} else if f := strings.Index(rest, "```"); f >= 0 {
+			name, args = strings.TrimSpace(rest[:f]), rest[f:]
+		}
+	}
+	o.attemptFormat(format)
+	args = stripFence(args)
+	if args == "" {
+		args = "{}"
+	}
+	v, err := p.decodeLenient(args, atEOF)
+	if err != nil {
+		if !o.full() {
+			o.problem("the arguments of your call to %q %s; %s", name, jsonProblem(args, err), p.hint(format, name))
+		}
+		return
+	}
+	p.addCall(o, name, v, true, format)
+}
+
+// stripFence removes a ```json … ``` fence around s.
+func stripFence(s string) string {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "```") {
+		return s
+	}
+	s = s[3:]
+	i := 0
+	for i < len(s) && isIdentByte(s[i]) {
+		i++
+	}
+	s = s[i:]
+	if j := strings.LastIndex(s, "```"); j >= 0 {
+		s = s[:j]
+	}
+	return strings.TrimSpace(s)
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package toolcall
+
+const raceEnabled = false
