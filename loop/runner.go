@@ -62,6 +62,8 @@ type Config struct {
 	// Context adds text to the system message of each request, derived
 	// from the state (e.g. the plan and its current step).
 	Context func(st *State) string
+	// Gate decides whether a final answer ends the session (protocols).
+	Gate Gate
 	// Verifier checks the work when the model says it is done and when a
 	// limit ends the session; nil skips verification.
 	Verifier Verifier
@@ -171,6 +173,11 @@ func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
 		return nil, err
 	}
 	s.emit(started)
+	if g := r.cfg.Gate; g != nil {
+		for _, p := range g.Start(s.state) {
+			s.emit(p)
+		}
+	}
 	if err := s.flush(ctx); err != nil {
 		r.release(s)
 		return nil, err
@@ -217,7 +224,15 @@ func (r *Runner) Reply(ctx context.Context, id, text string) (*Session, error) {
 		if len(st.PendingApprovals) > 0 {
 			return nil, fmt.Errorf("session %s is waiting for approval of %s, not for a reply: approve or deny it", id, st.PendingApprovals[0].Name)
 		}
-		return []Payload{&MessageAdded{Role: model.RoleUser, Content: text, Kind: KindUser}, &SessionResumed{Note: "reply"}}, nil
+		out := []Payload{&MessageAdded{Role: model.RoleUser, Content: text, Kind: KindUser}}
+		if g := r.cfg.Gate; g != nil && st.Status == StatusWaiting && st.Reason == ReasonConfirmation {
+			d := g.Reply(ctx, st, text)
+			out = append(out, d.Events...)
+			if d.Accept {
+				return append(out, &SessionEnded{Status: StatusCompleted, Reason: ReasonCompleted, Answer: lastAssistantText(st)}), nil
+			}
+		}
+		return append(out, &SessionResumed{Note: "reply"}), nil
 	})
 }
 

@@ -193,6 +193,8 @@ type State struct {
 	Decisions        map[string]ApprovalDecided `json:"-"`
 
 	Plan *Plan `json:"plan,omitempty"`
+	// Steps are the finished steps of a protocol run.
+	Steps []StepFinished `json:"steps,omitempty"`
 	// Verification is the latest verification run.
 	Verification *VerificationFinished      `json:"verification,omitempty"`
 	Memory       map[string]json.RawMessage `json:"memory,omitempty"`
@@ -371,6 +373,8 @@ func (s *State) Apply(e Event) error {
 		s.StuckDetections++
 	case *VerificationFinished:
 		s.Verification = d
+	case *StepFinished:
+		s.Steps = append(s.Steps, *d)
 	case *SessionPaused:
 		s.Status, s.Reason, s.Detail = StatusPaused, d.Reason, d.Detail
 	case *SessionWaiting:

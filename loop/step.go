@@ -167,7 +167,7 @@ func (s *Session) textReply(ctx context.Context, text string, rec Recovered) err
 		}
 		return nil // the limit ends it, with the reasoning so far as a partial answer
 	}
-	if p := st.Plan; p != nil && planPending(p) && s.planContinuations() < 3 && st.CurrentIteration < st.MaxIterations {
+	if p := st.Plan; s.r.cfg.Gate == nil && p != nil && planPending(p) && s.planContinuations() < 3 && st.CurrentIteration < st.MaxIterations {
 		s.emit(&Warning{Code: "prose_with_pending_plan", Message: "the model answered without a tool call while its plan has pending steps; continuing"})
 		s.emit(&MessageAdded{Role: model.RoleUser, Content: t.PlanContinue(p), Kind: KindContinue})
 		return nil
@@ -355,6 +355,9 @@ func (s *Session) endIteration(ctx context.Context) error {
 func (s *Session) complete(ctx context.Context, answer string) error {
 	st := s.state
 	s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationCompleted})
+	if !s.gateAnswer(ctx, answer) {
+		return s.flush(ctx) // the gate added what comes next
+	}
 	switch s.verify(ctx, "completion") {
 	case "", VerifyPass:
 		s.emit(&SessionEnded{Status: StatusCompleted, Reason: ReasonCompleted, Answer: answer})
@@ -429,15 +432,7 @@ func (s *Session) endTerminated(ctx context.Context) error {
 }
 
 // lastAnswer is the latest assistant text, kept as a partial answer.
-func (s *Session) lastAnswer() string {
-	conv := s.state.Conversation
-	for i := len(conv) - 1; i >= 0; i-- {
-		if conv[i].Role == model.RoleAssistant && strings.TrimSpace(conv[i].Content) != "" {
-			return conv[i].Content
-		}
-	}
-	return ""
-}
+func (s *Session) lastAnswer() string { return lastAssistantText(s.state) }
 
 // withContext adds per-request context (the plan, say) to the system
 // message of a copy of the conversation. It is derived from the state, so

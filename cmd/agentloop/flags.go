@@ -36,6 +36,7 @@ type sessionFlags struct {
 	marker        string
 	quiet         bool
 	verify        stringList
+	protocol      string
 }
 
 // stringList is a repeatable string flag.
@@ -67,6 +68,7 @@ func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.selfReasoning, "self-reasoning", false, "no tools: the model reasons over several iterations until it writes the completion marker")
 	fs.StringVar(&o.marker, "marker", loop.DefaultMarker, "completion marker for --self-reasoning")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
+	fs.StringVar(&o.protocol, "protocol", "", "run a protocol file (steps with required outputs), e.g. examples/protocols/project-map.json")
 	fs.Var(&o.verify, "verify", "a command that checks the work (repeatable), e.g. --verify \"go test ./...\"; run when the model says it is done and when a limit ends the session")
 }
 

@@ -36,6 +36,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	if task == "" && o.protocol != "" {
+		task = "Run the protocol, one step at a time, following each step's instruction."
+	}
 	if task == "" {
 		fmt.Fprintln(stderr, "agentloop run: give the task as an argument, e.g. agentloop run \"fix the failing test\"")
 		return exitUsage
@@ -53,7 +56,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	defer env.Close()
 	limits := o.limits(env.hasWriteTools())
-	sess, err := env.runner.Start(ctx, loop.Task{Prompt: task, Workspace: env.dir, Limits: &limits, Verify: o.verify})
+	var labels map[string]string
+	if env.protocol != "" {
+		labels = map[string]string{"protocol": env.protocol}
+	}
+	sess, err := env.runner.Start(ctx, loop.Task{Prompt: task, Workspace: env.dir, Limits: &limits, Verify: o.verify, Labels: labels})
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -71,6 +78,16 @@ func follow(ctx context.Context, env *cliEnv, sess *loop.Session, stdout, stderr
 		}
 		if st.Status == loop.StatusWaiting && len(st.PendingApprovals) > 0 && env.interactive && ctx.Err() == nil {
 			next, err := askApproval(ctx, env, st, stderr)
+			if err != nil {
+				return fail(stderr, "%v", err)
+			}
+			sess = next
+			continue
+		}
+		if st.Status == loop.StatusWaiting && st.Reason == loop.ReasonConfirmation && env.interactive && ctx.Err() == nil {
+			fmt.Fprintf(stderr, "\n%s\n%s\n> ", lastText(st), st.Question)
+			line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+			next, err := env.runner.Reply(ctx, st.ID, strings.TrimSpace(line))
 			if err != nil {
 				return fail(stderr, "%v", err)
 			}
@@ -249,4 +266,14 @@ func reportVerification(w io.Writer, st *loop.State) {
 		follow = "Finish: " + strings.Join(remaining, "; ") + ". " + follow
 	}
 	fmt.Fprintf(w, "Suggested follow-up task: %q\n", follow)
+}
+
+// lastText is the model's latest text, shown with a confirmation question.
+func lastText(st *loop.State) string {
+	for i := len(st.Conversation) - 1; i >= 0; i-- {
+		if m := st.Conversation[i]; m.Role == "assistant" && strings.TrimSpace(m.Content) != "" {
+			return m.Content
+		}
+	}
+	return ""
 }

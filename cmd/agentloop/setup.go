@@ -11,6 +11,7 @@ import (
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/scripted"
+	"github.com/agentloop/agentloop/protocol"
 	"github.com/agentloop/agentloop/store/sqlite"
 	"github.com/agentloop/agentloop/tool"
 	"github.com/agentloop/agentloop/tool/fs"
@@ -31,6 +32,7 @@ type cliEnv struct {
 	dir         string
 	modelSpec   string
 	ws          *workspace.Workspace
+	protocol    string // absolute path of the protocol file, if any
 }
 
 func (e *cliEnv) Close() {
@@ -98,6 +100,20 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 		tools = append(tools, fs.Tools(ws)...)
 		tools = append(tools, extraTools(ws)...)
 	}
+	protoPath := o.protocol
+	if st != nil && protoPath == "" {
+		protoPath = st.Labels["protocol"]
+	}
+	var gate loop.Gate
+	if protoPath != "" {
+		p, err := protocol.Load(protoPath)
+		if err != nil {
+			return nil, err
+		}
+		gate = &protocol.Gate{P: p, Dir: abs}
+		env.protocol, _ = filepath.Abs(protoPath)
+		tools = withoutTool(tools, "update_plan") // the protocol owns the plan
+	}
 	if env.registry, err = tool.NewRegistry(tools...); err != nil {
 		return nil, err
 	}
@@ -116,7 +132,7 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 		SystemPrompt: sys, Marker: o.marker,
 		ParseToolCalls: parseToolCalls, Price: priceOf, EstimateUsage: estimateUsage,
 		OnEvent: env.progress.event, OnDelta: env.progress.delta,
-		Context: plan.Context,
+		Context: plan.Context, Gate: gate,
 	}
 	if o.selfReasoning {
 		cfg.Mode = loop.ModeSelfReasoning
@@ -163,4 +179,14 @@ func (o *sessionFlags) openModel(spec string, st *loop.State) (model.Model, stri
 		return m, "script:" + abs, nil
 	}
 	return openProvider(spec, o.baseURL, o.apiKey)
+}
+
+func withoutTool(tools []tool.Tool, name string) []tool.Tool {
+	out := tools[:0:0]
+	for _, t := range tools {
+		if t.Spec().Name != name {
+			out = append(out, t)
+		}
+	}
+	return out
 }
