@@ -42,6 +42,7 @@ func newCLI(t *testing.T) *cli { return &cli{t: t, db: filepath.Join(t.TempDir()
 func (c *cli) run(stdin string, args ...string) (string, string, int) {
 	c.t.Helper()
 	cmd := exec.Command(binary, c.withDB(args)...)
+	cmd.Env = hermeticEnv(c.t)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -156,7 +157,7 @@ func TestExitCodes(t *testing.T) {
 
 func TestUsageErrors(t *testing.T) {
 	c := newCLI(t)
-	for _, args := range [][]string{{}, {"bogus"}, {"run"}, {"run", "--profile", "huge", "x"}, {"run", "--no-such-flag", "x"}, {"sessions"}, {"sessions", "show"}} {
+	for _, args := range [][]string{{}, {"bogus"}, {"run"}, {"run", "--complexity", "huge", "x"}, {"run", "--no-such-flag", "x"}, {"sessions"}, {"sessions", "show"}} {
 		if _, errOut, code := c.run("", args...); code != exitUsage || errOut == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 		}
@@ -218,6 +219,7 @@ func TestCtrlCPausesThenResume(t *testing.T) {
 		{"tool_calls":[{"name":"list_dir","arguments":{}}]},
 		{"text":"slow thought","delay":"3s"}]}`)
 	cmd := exec.Command(binary, c.withDB([]string{"run", "--model", "script:" + script, "--dir", t.TempDir(), "task"})...)
+	cmd.Env = hermeticEnv(t)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
@@ -286,4 +288,36 @@ func TestTerminateAndList(t *testing.T) {
 	if !strings.Contains(list, id) {
 		t.Fatalf("list: %s", list)
 	}
+}
+
+func TestConfigCheckAndProfile(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("profiles:\n  a:\n    modle: openai/x\n    limits:\n      max_iterations: -1\n"), 0o644)
+	out, _, code := c.run("", "config", "check", bad)
+	if code != exitFailed || !strings.Contains(out, bad+":3:5") || !strings.Contains(out, "model") || !strings.Contains(out, ":5:") {
+		t.Fatalf("%d %s", code, out)
+	}
+	if _, errOut, code := c.run("", "config", "check", "../../config/example.yaml"); code != 0 {
+		t.Fatalf("example: %d %s", code, errOut)
+	}
+	good := filepath.Join(dir, "good.yaml")
+	script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"list_dir","arguments":{}}]},{"tool_calls":[{"name":"list_dir","arguments":{"path":"."}}]},{"text":"partial"}]}`)
+	os.WriteFile(good, []byte("default_profile: tiny\nprofiles:\n  tiny:\n    model: script:"+script+"\n    limits:\n      max_iterations: 2\n"), 0o644)
+	_, errOut, code := c.run("", "run", "--config", good, "--dir", t.TempDir(), "task")
+	if code != exitLimit || !strings.Contains(errOut, "after 2 steps") {
+		t.Fatalf("profile limits: %d %s", code, errOut)
+	}
+	// A flag on the command line wins over the profile.
+	_, errOut, code = c.run("", "run", "--config", good, "--max-iterations", "1", "--dir", t.TempDir(), "task")
+	if code != exitLimit || !strings.Contains(errOut, "after 1 steps") {
+		t.Fatalf("flag over profile: %d %s", code, errOut)
+	}
+}
+
+// hermeticEnv keeps the user's own config, database and model choice out of
+// the tests.
+func hermeticEnv(t *testing.T) []string {
+	return append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "AGENTLOOP_CONFIG=", "AGENTLOOP_DB=", "AGENTLOOP_MODEL=", "AGENTLOOP_PRICES=")
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentloop/agentloop/config"
 	"github.com/agentloop/agentloop/loop"
 )
 
@@ -18,7 +19,10 @@ type sessionFlags struct {
 	apiKey        string
 	dir           string
 	db            string
-	profile       string
+	complexity    string
+	agent         string
+	configPath    string
+	set           map[string]bool // flags given on the command line
 	maxIterations int
 	timeout       time.Duration
 	modelTimeout  time.Duration
@@ -51,7 +55,9 @@ func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.apiKey, "api-key", "", "API key (default: the provider's usual environment variable, e.g. OPENAI_API_KEY)")
 	fs.StringVar(&o.dir, "dir", ".", "workspace directory the tools may read and change")
 	fs.StringVar(&o.db, "db", defaultDB(), "SQLite database of sessions ($AGENTLOOP_DB)")
-	fs.StringVar(&o.profile, "profile", "", "iteration profile: trivial (5), standard (10) or complex (20)")
+	fs.StringVar(&o.complexity, "complexity", "", "iteration limit by task size: trivial (5), standard (10) or complex (20)")
+	fs.StringVar(&o.agent, "profile", "", "agent profile from the config file (default: its default_profile)")
+	fs.StringVar(&o.configPath, "config", "", "config file (default $AGENTLOOP_CONFIG or ~/.config/agentloop/config.yaml, when it exists)")
 	fs.IntVar(&o.maxIterations, "max-iterations", 0, fmt.Sprintf("most model calls the session may make (default %d)", loop.DefaultMaxIterations))
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "wall-clock limit for the whole session")
 	fs.DurationVar(&o.modelTimeout, "model-timeout", 5*time.Minute, "limit for one model call")
@@ -73,10 +79,10 @@ func (o *sessionFlags) register(fs *flag.FlagSet) {
 }
 
 func (o *sessionFlags) check() error {
-	if o.profile != "" {
-		n, ok := loop.Profiles[o.profile]
+	if o.complexity != "" {
+		n, ok := loop.Profiles[o.complexity]
 		if !ok {
-			return fmt.Errorf("--profile %q: use trivial, standard or complex", o.profile)
+			return fmt.Errorf("--complexity %q: use trivial, standard or complex", o.complexity)
 		}
 		if o.maxIterations == 0 {
 			o.maxIterations = n
@@ -110,10 +116,14 @@ func (o *sessionFlags) limits(writeTools bool) loop.Limits {
 	return l
 }
 
-// defaultDB is $AGENTLOOP_DB, else agentloop/sessions.db in the user's data dir.
+// defaultDB is $AGENTLOOP_DB, else the config file's db, else
+// agentloop/sessions.db in the user's data dir.
 func defaultDB() string {
 	if p := os.Getenv("AGENTLOOP_DB"); p != "" {
 		return p
+	}
+	if c, err := config.Load(config.DefaultPath()); err == nil && c.DB != "" {
+		return c.DB
 	}
 	base := os.Getenv("XDG_DATA_HOME")
 	if base == "" {
@@ -124,4 +134,73 @@ func defaultDB() string {
 		base = filepath.Join(home, ".local", "share")
 	}
 	return filepath.Join(base, "agentloop", "sessions.db")
+}
+
+// captureSet remembers which flags were given, so they win over a profile.
+func (o *sessionFlags) captureSet(fs *flag.FlagSet) {
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if o.complexity != "" {
+		o.set["max-iterations"] = true
+	}
+}
+
+// limitsWith returns the limits: flag defaults, then the profile's
+// settings, then the flags given on the command line.
+func (o *sessionFlags) limitsWith(writeTools bool, prof *config.Profile) loop.Limits {
+	if prof == nil {
+		return o.limits(writeTools)
+	}
+	flags := o.limits(writeTools)
+	l := prof.LimitSettings.Apply(flags)
+	if !writeTools {
+		l.NoProgressAfter = 0
+	}
+	pick := map[string]func(){
+		"max-iterations":          func() { l.MaxIterations = flags.MaxIterations },
+		"timeout":                 func() { l.Timeout = flags.Timeout },
+		"model-timeout":           func() { l.ModelCallTimeout = flags.ModelCallTimeout },
+		"tool-timeout":            func() { l.ToolCallTimeout = flags.ToolCallTimeout },
+		"budget-tokens":           func() { l.BudgetTokens = flags.BudgetTokens },
+		"budget-usd":              func() { l.BudgetUSD = flags.BudgetUSD },
+		"budget-tool-calls":       func() { l.BudgetToolCalls = flags.BudgetToolCalls },
+		"max-tool-calls-per-turn": func() { l.MaxToolCallsPerTurn = flags.MaxToolCallsPerTurn },
+		"no-progress":             func() { l.NoProgressAfter = flags.NoProgressAfter },
+		"on-stuck":                func() { l.OnStuck = flags.OnStuck },
+		"no-wrap-up":              func() { l.WrapUp = flags.WrapUp },
+	}
+	for name, apply := range pick {
+		if o.set[name] {
+			apply()
+		}
+	}
+	if l.MaxIterations <= 0 {
+		l.MaxIterations = loop.DefaultMaxIterations
+	}
+	return l
+}
+
+// loadConfig reads the config file: the one named by --config (which must
+// exist), else the default path when it exists. It returns the selected
+// agent profile, or nil when there is no file and no --profile.
+func (o *sessionFlags) loadConfig() (*config.Config, *config.Profile, error) {
+	path := o.configPath
+	if path == "" {
+		path = config.DefaultPath()
+		if _, err := os.Stat(path); err != nil {
+			if o.agent != "" {
+				return nil, nil, fmt.Errorf("--profile %q: no config file at %s (create one; see config/example.yaml)", o.agent, path)
+			}
+			return nil, nil, nil
+		}
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	prof, err := cfg.Profile(o.agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, &prof, nil
 }

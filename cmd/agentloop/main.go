@@ -31,6 +31,7 @@ func commands() []command {
 		{"run", "start a session: agentloop run [flags] \"task\"", cmdRun},
 		{"sessions", "list, show, resume, reply to, approve or terminate sessions", cmdSessions},
 		{"parse-toolcalls", "read model text on stdin and print the tool calls found in it", cmdParseToolCalls},
+		{"config", "check the config file: agentloop config check [FILE]", cmdConfig},
 		{"prompt", "print the default system prompt (--tokens: its token count)", cmdPrompt},
 		{"version", "print the version", cmdVersion},
 	}

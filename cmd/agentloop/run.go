@@ -35,6 +35,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	o.captureSet(fs)
 	task := strings.TrimSpace(strings.Join(fs.Args(), " "))
 	if task == "" && o.protocol != "" {
 		task = "Run the protocol, one step at a time, following each step's instruction."
@@ -55,7 +56,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	defer env.Close()
-	limits := o.limits(env.hasWriteTools())
+	limits := o.limitsWith(env.hasWriteTools(), env.profile)
 	var labels map[string]string
 	if env.protocol != "" {
 		labels = map[string]string{"protocol": env.protocol}

@@ -244,6 +244,7 @@ func continueSession(name string, args []string, nargs int, stdout, stderr io.Wr
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	o.captureSet(fs)
 	if fs.NArg() < nargs {
 		fmt.Fprintf(stderr, "agentloop sessions %s: missing arguments (see agentloop sessions -h)\n", name)
 		return exitUsage

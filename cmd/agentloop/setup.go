@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentloop/agentloop/config"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/scripted"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentloop/agentloop/store/sqlite"
 	"github.com/agentloop/agentloop/tool"
 	"github.com/agentloop/agentloop/tool/fs"
+	"github.com/agentloop/agentloop/tool/mcp"
 	"github.com/agentloop/agentloop/tool/plan"
 	"github.com/agentloop/agentloop/tool/shell"
 	"github.com/agentloop/agentloop/tool/workspace"
@@ -32,6 +34,8 @@ type cliEnv struct {
 	dir         string
 	modelSpec   string
 	ws          *workspace.Workspace
+	profile     *config.Profile
+	mcp         mcp.Servers
 	protocol    string // absolute path of the protocol file, if any
 }
 
@@ -39,6 +43,50 @@ func (e *cliEnv) Close() {
 	if e.store != nil {
 		_ = e.store.Close()
 	}
+	if e.mcp != nil {
+		_ = e.mcp.Close()
+	}
+}
+
+// fromProfile fills in what the command line left unset from the agent
+// profile of the config file.
+func (o *sessionFlags) fromProfile(c *config.Config, p *config.Profile) {
+	if o.model == "" {
+		o.model = p.Model
+	}
+	if o.baseURL == "" {
+		o.baseURL = p.BaseURL
+	}
+	if o.apiKey == "" && p.APIKeyEnv != "" {
+		o.apiKey = os.Getenv(p.APIKeyEnv)
+	}
+	if o.promptFile == "" {
+		o.promptFile = p.SystemPromptFile
+	}
+	if len(o.verify) == 0 {
+		o.verify = p.Verify
+	}
+	if !o.set["db"] && c.DB != "" && os.Getenv("AGENTLOOP_DB") == "" {
+		o.db = c.DB
+	}
+	if c.Prices != "" && os.Getenv("AGENTLOOP_PRICES") == "" {
+		os.Setenv("AGENTLOOP_PRICES", c.Prices)
+	}
+}
+
+// onlyTools keeps the named tools, in the given order.
+func onlyTools(tools []tool.Tool, names []string) []tool.Tool {
+	by := map[string]tool.Tool{}
+	for _, t := range tools {
+		by[t.Spec().Name] = t
+	}
+	var out []tool.Tool
+	for _, n := range names {
+		if t, ok := by[n]; ok {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func (e *cliEnv) hasWriteTools() bool {
@@ -70,6 +118,14 @@ func openStore(path string) (*sqlite.Store, error) {
 // scripted model skips the replies it already played.
 func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.State) (*cliEnv, error) {
 	env := &cliEnv{interactive: isTerminal(os.Stdin) && isTerminal(os.Stderr)}
+	cfgFile, prof, err := o.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	env.profile = prof
+	if prof != nil {
+		o.fromProfile(cfgFile, prof)
+	}
 	spec, dir := o.model, o.dir
 	if st != nil {
 		if spec == "" {
@@ -99,6 +155,17 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 		env.ws = ws
 		tools = append(tools, fs.Tools(ws)...)
 		tools = append(tools, extraTools(ws)...)
+		if prof != nil && prof.Tools != nil {
+			tools = onlyTools(tools, prof.Tools)
+		}
+		if prof != nil && len(prof.MCPServers) > 0 {
+			servers, err := mcp.ConnectAll(ctx, prof.MCPServers)
+			if err != nil {
+				return nil, err
+			}
+			env.mcp = servers
+			tools = append(tools, servers.Tools()...)
+		}
 	}
 	protoPath := o.protocol
 	if st != nil && protoPath == "" {
@@ -144,7 +211,9 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	if len(verifyCmds) > 0 && env.ws != nil {
 		cfg.Verifier = verify.New(env.ws, verifyCmds, shell.Config{})
 	}
-	if !o.yes {
+	if !o.yes && prof != nil {
+		cfg.Approval = prof.ApprovalFunc()
+	} else if !o.yes {
 		cfg.Approval = func(t tool.Tool) loop.Policy {
 			if tool.EffectOf(t) == tool.EffectRead {
 				return loop.PolicyAuto

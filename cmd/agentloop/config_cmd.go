@@ -1,0 +1,67 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/agentloop/agentloop/config"
+	"github.com/agentloop/agentloop/tool/fs"
+	"github.com/agentloop/agentloop/tool/workspace"
+)
+
+// cmdConfig checks the config file: every mistake with its line.
+func cmdConfig(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "check" && args[0] != "path") {
+		fmt.Fprintln(stderr, "Usage: agentloop config check [FILE]   report every mistake in the config file, with its line\n       agentloop config path           print where the config file is read from\n\nThe format is documented in config/example.yaml.")
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return 0
+	}
+	if args[0] == "path" {
+		fmt.Fprintln(stdout, config.DefaultPath())
+		return 0
+	}
+	fset := flag.NewFlagSet("config check", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	if code, ok := parseFlags(fset, args[1:]); !ok {
+		return code
+	}
+	path := config.DefaultPath()
+	if fset.NArg() > 0 {
+		path = fset.Arg(0)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fail(stderr, "config file %s: %v", path, err)
+	}
+	problems := config.Check(path, builtinToolNames())
+	for _, p := range problems {
+		fmt.Fprintln(stdout, p.String())
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(stderr, "%d problem(s) in %s\n", len(problems), path)
+		return exitFailed
+	}
+	fmt.Fprintf(stderr, "%s: ok\n", path)
+	return 0
+}
+
+// builtinToolNames lists the tools a session can have.
+func builtinToolNames() []string {
+	dir, err := os.MkdirTemp("", "agentloop-tools")
+	if err != nil {
+		return nil
+	}
+	defer os.RemoveAll(dir)
+	ws, err := workspace.New(dir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, t := range append(fs.Tools(ws), extraTools(ws)...) {
+		names = append(names, t.Spec().Name)
+	}
+	return names
+}
