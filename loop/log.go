@@ -17,6 +17,15 @@ type Log interface {
 	Load(ctx context.Context, sessionID string) ([]Event, error)
 }
 
+// AsyncLog is a Log that can append without blocking the caller: it
+// sends exactly one outcome on done when the events are durable (or not).
+// The runner uses it to overlap a commit with the next model call; it never
+// runs a tool before every earlier append has succeeded.
+type AsyncLog interface {
+	Log
+	AppendAsync(ctx context.Context, events []Event, done chan<- error)
+}
+
 // ErrNotFound is returned (wrapped) when a session does not exist.
 var ErrNotFound = errors.New("session not found")
 

@@ -14,6 +14,12 @@ type Session struct {
 	state *State // owned by the session goroutine until done is closed
 	stop  StopCondition
 	buf   []Event
+	// pending receives the outcome of a flushBehind in flight (pendingN
+	// events, held in behind); spare is a buffer to reuse.
+	pending  chan error
+	pendingN int
+	behind   []Event
+	spare    []Event
 	// detached carries the values of the session's context without its
 	// cancellation: appends record what happened even after terminate.
 	detached context.Context
@@ -104,6 +110,9 @@ func (s *Session) emit(p Payload) {
 // flush makes buffered events durable, then shows them to OnEvent.
 // Appends are not cancelled by termination: what happened is recorded.
 func (s *Session) flush(ctx context.Context) error {
+	if err := s.waitPending(); err != nil {
+		return err
+	}
 	if len(s.buf) == 0 {
 		return nil
 	}
@@ -113,14 +122,65 @@ func (s *Session) flush(ctx context.Context) error {
 	if err := s.r.cfg.Log.Append(s.detached, s.buf...); err != nil {
 		return fmt.Errorf("session %s: saving %d events: %w", s.id, len(s.buf), err)
 	}
-	if fn := s.r.cfg.OnEvent; fn != nil {
-		for _, e := range s.buf {
-			fn(e)
-		}
-	}
+	s.shown(s.buf)
 	clear(s.buf)
 	s.buf = s.buf[:0]
 	return nil
+}
+
+// flushBehind starts making the buffered events durable without waiting,
+// when the log can (AsyncLog): the commit then overlaps the next model
+// call. Every other flush waits for it first, so a tool never runs before
+// everything before it is durable, and events stay in order.
+func (s *Session) flushBehind(ctx context.Context) error {
+	async, ok := s.r.cfg.Log.(AsyncLog)
+	if !ok {
+		return s.flush(ctx)
+	}
+	if err := s.waitPending(); err != nil {
+		return err
+	}
+	if len(s.buf) == 0 {
+		return nil
+	}
+	if s.detached == nil {
+		s.detached = context.WithoutCancel(ctx)
+	}
+	if s.pending == nil {
+		s.pending = make(chan error, 1)
+	}
+	// Hand the buffer over; a fresh one collects what comes next.
+	evs := s.buf
+	s.buf, s.behind = s.spare[:0], evs
+	s.pendingN = len(evs)
+	async.AppendAsync(s.detached, evs, s.pending)
+	return nil
+}
+
+// waitPending waits for a flushBehind in flight and reports its outcome.
+func (s *Session) waitPending() error {
+	if s.pendingN == 0 {
+		return nil
+	}
+	err := <-s.pending
+	evs := s.behind
+	s.pendingN, s.behind = 0, nil
+	if err != nil {
+		return fmt.Errorf("session %s: saving %d events: %w", s.id, len(evs), err)
+	}
+	s.shown(evs)
+	clear(evs)
+	s.spare = evs[:0]
+	return nil
+}
+
+// shown passes durable events to OnEvent.
+func (s *Session) shown(evs []Event) {
+	if fn := s.r.cfg.OnEvent; fn != nil {
+		for _, e := range evs {
+			fn(e)
+		}
+	}
 }
 
 func (s *Session) launch(ctx context.Context) {

@@ -346,6 +346,9 @@ func (s *Session) endIteration(ctx context.Context) error {
 			s.emit(&SessionWaiting{Reason: reason, Question: "The session seems stuck (" + detail + "). Reply with guidance, resume it, or terminate it."})
 		}
 	}
+	if s.state.Status == StatusRunning {
+		return s.flushBehind(ctx)
+	}
 	return s.flush(ctx)
 }
 

@@ -1,0 +1,79 @@
+package loop_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/model/scripted"
+	"github.com/agentloop/agentloop/tool"
+)
+
+// slowAsyncLog commits in the background after a delay, like a group-commit writer.
+type slowAsyncLog struct {
+	*memLog
+	delay time.Duration
+}
+
+func (l slowAsyncLog) AppendAsync(ctx context.Context, evs []loop.Event, done chan<- error) {
+	go func() {
+		time.Sleep(l.delay)
+		done <- l.Append(ctx, evs...)
+	}()
+}
+
+// With an asynchronous log, a tool still never runs before its
+// tool.started (and everything before it) is durable, and watchers see
+// every event once, in order.
+func TestAsyncLogKeepsEffectsBehindDurability(t *testing.T) {
+	e := newEnv()
+	log := slowAsyncLog{e.log, 2 * time.Millisecond}
+	var sessionID string
+	check := tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+		evs, _ := log.Load(ctx, sessionID)
+		last := evs[len(evs)-1]
+		if last.Type != loop.TypeToolStarted {
+			return tool.Result{}, fmt.Errorf("ran before tool.started was durable; log ends with %s", last.Type)
+		}
+		return tool.Result{Output: "ok"}, nil
+	})
+	var steps []scripted.Step
+	for i := range 6 {
+		steps = append(steps, scripted.Call("read_file", fmt.Sprintf(`{"path":"%d"}`, i)))
+	}
+	m := scripted.Replies(append(steps, scripted.Text("done"))...)
+	var seen []int64
+	r, err := loop.New(loop.Config{Model: m, Tools: tool.MustRegistry(check), Log: log, Clock: e.clock.Now,
+		NewID: func() string { return "async" }, OnEvent: func(ev loop.Event) { seen = append(seen, ev.Seq) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessionID = "async"
+	st, err := r.Run(t.Context(), loop.Task{Prompt: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != loop.StatusCompleted {
+		t.Fatalf("%s %s", st.Status, st.Detail)
+	}
+	for _, it := range st.Iterations {
+		for _, c := range it.ToolCalls {
+			if c.Status != loop.ToolSuccess {
+				t.Fatalf("iteration %d: %s", it.N, c.Output)
+			}
+		}
+	}
+	want := make([]int64, st.Seq)
+	for i := range want {
+		want[i] = int64(i + 1)
+	}
+	if !slices.Equal(seen, want) {
+		t.Fatalf("watchers saw %v", seen)
+	}
+	refold(t, e, st)
+}
