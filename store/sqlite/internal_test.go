@@ -1,0 +1,42 @@
+package sqlite
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/loop"
+)
+
+func TestFinishedMatchesLoop(t *testing.T) {
+	all := []loop.Status{loop.StatusIdle, loop.StatusRunning, loop.StatusPaused, loop.StatusWaiting,
+		loop.StatusCompleted, loop.StatusFailed, loop.StatusTerminated, loop.StatusError}
+	for _, st := range all {
+		if st.Finished() != slices.Contains(finished, st) {
+			t.Errorf("status %s: Finished() = %v but the store's list disagrees", st, st.Finished())
+		}
+	}
+}
+
+func TestTimeEncoding(t *testing.T) {
+	for _, tm := range []time.Time{
+		{},
+		time.Unix(0, 0),
+		time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC),
+		time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("X", -7*3600)),
+		time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2260, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		got := decodeTime(encodeTime(tm))
+		if !got.Equal(tm) || got.IsZero() != tm.IsZero() {
+			t.Errorf("%v came back as %v", tm, got)
+		}
+	}
+}
+
+func TestDSN(t *testing.T) {
+	o := options{busyTimeout: 2 * time.Second}
+	if got, want := dsn("/tmp/a?b#c%d.db", o, true), "file:/tmp/a%3fb%23c%25d.db?_busy_timeout=2000&_query_only=1"; got != want {
+		t.Errorf("dsn = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,101 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// ErrNewerSchema is returned (wrapped) by Open when the database was written
+// by a newer agentloop whose schema this build does not know.
+var ErrNewerSchema = errors.New("database schema is newer than this build")
+
+// migrations[i] takes the schema from version i to version i+1. The version
+// lives in PRAGMA user_version. Append new migrations; never edit old ones.
+var migrations = []string{
+	// 1: the event log and one summary row per session.
+	`
+CREATE TABLE sessions (
+	id         TEXT    NOT NULL PRIMARY KEY,
+	task       TEXT    NOT NULL,
+	model      TEXT    NOT NULL,
+	status     TEXT    NOT NULL,
+	reason     TEXT    NOT NULL,
+	iteration  INTEGER NOT NULL,
+	tokens     INTEGER NOT NULL,
+	cost_usd   REAL    NOT NULL,
+	created_at INTEGER NOT NULL, -- Unix nanoseconds; see encodeTime
+	updated_at INTEGER NOT NULL,
+	last_seq   INTEGER NOT NULL
+);
+CREATE INDEX sessions_newest ON sessions (created_at DESC, id DESC);
+
+-- A rowid table rather than WITHOUT ROWID: events are often larger than
+-- the ~1 KB a WITHOUT ROWID (index) b-tree keeps in a 4 KB page, and
+-- spilling them to overflow pages made the file 50% bigger and group
+-- commits slower (see README.md). Rows are stored in append order; the
+-- unique index keeps each session's log ordered and free of duplicates.
+CREATE TABLE events (
+	id         INTEGER PRIMARY KEY,
+	session_id TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	seq        INTEGER NOT NULL,
+	type       TEXT    NOT NULL,
+	version    INTEGER NOT NULL,
+	time       INTEGER NOT NULL, -- Unix nanoseconds; see encodeTime
+	data       BLOB    NOT NULL, -- the payload as JSON (loop.Event.EncodeData)
+	UNIQUE (session_id, seq)
+);
+`,
+}
+
+// SchemaVersion is the schema version this build writes.
+const SchemaVersion = 1
+
+// migrate brings the database to SchemaVersion, one transaction per step,
+// and refuses a database from a newer build. The version is read inside a
+// write transaction so two processes opening a new file do not both create
+// the tables.
+func migrate(ctx context.Context, db *sql.DB, path string) error {
+	if len(migrations) != SchemaVersion {
+		panic("sqlite: SchemaVersion does not match the migrations")
+	}
+	for {
+		done, err := migrateStep(ctx, db, path)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+func migrateStep(ctx context.Context, db *sql.DB, path string) (done bool, err error) {
+	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn)
+	if err != nil {
+		return false, fmt.Errorf("sqlite store %s: begin migration: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return false, fmt.Errorf("sqlite store %s: read schema version: %w", path, err)
+	}
+	switch {
+	case v > SchemaVersion:
+		return false, fmt.Errorf("sqlite store %s: schema version %d was written by a newer agentloop; this build knows up to version %d — upgrade agentloop or use another database file: %w", path, v, SchemaVersion, ErrNewerSchema)
+	case v == SchemaVersion:
+		return true, tx.Rollback()
+	}
+	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		return false, fmt.Errorf("sqlite store %s: migrate schema to version %d: %w", path, v+1, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+		return false, fmt.Errorf("sqlite store %s: set schema version %d: %w", path, v+1, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("sqlite store %s: commit schema version %d: %w", path, v+1, err)
+	}
+	return false, nil
+}

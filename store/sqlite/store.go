@@ -1,0 +1,410 @@
+// Package sqlite is the embedded default Store: one SQLite file in WAL mode,
+// written by a single goroutine that group-commits the appends of every
+// session, and read through a separate pool of read-only connections.
+//
+// Durability: the database runs with synchronous=NORMAL. A committed
+// append survives a crash of the process (panic, SIGKILL, OOM kill); a power
+// loss or kernel crash may lose the last few commits, but never tears an
+// event or leaves a log with a gap.
+//
+// Cancellation: an Append whose context is done before the writer takes it
+// returns ctx.Err() and writes nothing. Once the writer has taken it into a
+// batch, it is written, and Append waits for the commit and reports its
+// outcome even if the context ends meanwhile: the caller always learns
+// whether its events are stored.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/internal/appendcheck"
+)
+
+// Store is a SQLite-backed store.Store. It is safe for concurrent use.
+type Store struct {
+	path string
+	opts options
+
+	wdb    *sql.DB // one connection, used only by the writer goroutine
+	rdb    *sql.DB // read-only pool for Load and List
+	loadSt *sql.Stmt
+
+	reqs chan *request
+	// mu guards closed against sends on reqs: Append sends holding the
+	// read lock, Close sets closed and closes reqs holding the write lock.
+	mu       sync.RWMutex
+	closed   bool
+	isClosed atomic.Bool // for readers, which do not take mu
+	done     chan struct{}
+	w        *writer
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ store.Store = (*Store)(nil)
+
+type options struct {
+	maxBatch    int
+	readConns   int
+	busyTimeout time.Duration
+	cacheSize   int
+}
+
+// Option configures Open.
+type Option func(*options)
+
+// WithMaxBatch caps how many events the writer puts in one transaction
+// (default 1024). A single Append larger than the cap is still written whole.
+func WithMaxBatch(n int) Option { return func(o *options) { o.maxBatch = max(1, n) } }
+
+// WithReadConns sets the size of the read connection pool (default
+// max(4, GOMAXPROCS)).
+func WithReadConns(n int) Option { return func(o *options) { o.readConns = max(1, n) } }
+
+// WithBusyTimeout sets how long a connection waits for a lock held by
+// another process before failing (default 10s). Within one process the
+// writer and readers never wait on each other.
+func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
+
+// Open opens (creating if needed) the database at path and migrates it to
+// the current schema. It fails with ErrNewerSchema if a newer agentloop
+// wrote the file.
+func Open(path string, opts ...Option) (*Store, error) {
+	o := options{
+		maxBatch:    1024,
+		readConns:   max(4, runtime.GOMAXPROCS(0)),
+		busyTimeout: 10 * time.Second,
+		cacheSize:   10000,
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("sqlite store: %q is not a file path — give the path of a database file (an in-memory database cannot be shared by the writer and the readers; use store/memory)", path)
+	}
+	ctx := context.Background()
+
+	wdb, err := sql.Open(driverName, dsn(path, o, false))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store %s: open: %w", path, err)
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	wdb.SetConnMaxIdleTime(0)
+	if err := checkWAL(ctx, wdb, path); err != nil {
+		wdb.Close()
+		return nil, err
+	}
+	if err := migrate(ctx, wdb, path); err != nil {
+		wdb.Close()
+		return nil, err
+	}
+
+	rdb, err := sql.Open(driverName, dsn(path, o, true))
+	if err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite store %s: open readers: %w", path, err)
+	}
+	rdb.SetMaxOpenConns(o.readConns)
+	rdb.SetMaxIdleConns(o.readConns)
+	loadSt, err := rdb.PrepareContext(ctx, `SELECT seq, type, version, time, data FROM events WHERE session_id = ? ORDER BY seq`)
+	if err != nil {
+		rdb.Close()
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite store %s: prepare load: %w", path, err)
+	}
+	w, err := newWriter(ctx, wdb, path, o.cacheSize)
+	if err != nil {
+		loadSt.Close()
+		rdb.Close()
+		wdb.Close()
+		return nil, err
+	}
+	s := &Store{
+		path:   path,
+		opts:   o,
+		wdb:    wdb,
+		rdb:    rdb,
+		loadSt: loadSt,
+		reqs:   make(chan *request, o.maxBatch),
+		done:   make(chan struct{}),
+		w:      w,
+	}
+	go s.run()
+	return s, nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// dsn builds the connection string. Both drivers the package was measured
+// with (modernc.org/sqlite and mattn/go-sqlite3) understand these keys.
+func dsn(path string, o options, readOnly bool) string {
+	// A file: URI, so that '?' or '#' in the path cannot be taken for
+	// parameters.
+	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	var b strings.Builder
+	b.WriteString("file:")
+	b.WriteString(r.Replace(path))
+	fmt.Fprintf(&b, "?_busy_timeout=%d", o.busyTimeout.Milliseconds())
+	if readOnly {
+		b.WriteString("&_query_only=1")
+	} else {
+		b.WriteString("&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1&_txlock=immediate")
+	}
+	return b.String()
+}
+
+func checkWAL(ctx context.Context, db *sql.DB, path string) error {
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("sqlite store %s: open: %w", path, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("sqlite store %s: could not switch the database to WAL mode (journal_mode is %q) — is the file on a network file system?", path, mode)
+	}
+	return nil
+}
+
+// request is one Append waiting for the writer.
+type request struct {
+	ctx  context.Context
+	runs []appendcheck.Run
+	// data[i][j] is the encoded payload of runs[i].Events[j].
+	data  [][][]byte
+	state atomic.Int32
+	done  chan error
+}
+
+const (
+	queued int32 = iota
+	taken
+	abandoned
+)
+
+// Append writes events durably, all or nothing. See the package
+// documentation for how cancellation behaves.
+func (s *Store) Append(ctx context.Context, events ...loop.Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	runs, err := appendcheck.Split(events)
+	if err != nil {
+		return err
+	}
+	// Encode on the caller's goroutine, so that many sessions encode in
+	// parallel and the writer only writes.
+	r := &request{ctx: ctx, runs: runs, data: make([][][]byte, len(runs)), done: make(chan error, 1)}
+	for i, run := range runs {
+		r.data[i] = make([][]byte, len(run.Events))
+		for j, e := range run.Events {
+			if r.data[i][j], err = e.EncodeData(); err != nil {
+				return err
+			}
+		}
+	}
+
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return fmt.Errorf("sqlite store %s: append to session %s: %w", s.path, runs[0].SessionID, store.ErrClosed)
+	}
+	select {
+	case s.reqs <- r:
+		s.mu.RUnlock()
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		return ctx.Err()
+	}
+
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(queued, abandoned) {
+			return ctx.Err() // the writer will skip it
+		}
+		return <-r.done // taken: wait for the outcome
+	}
+}
+
+// Load returns a session's events in order, or loop.ErrNotFound.
+func (s *Store) Load(ctx context.Context, sessionID string) ([]loop.Event, error) {
+	if s.isClosed.Load() {
+		return nil, fmt.Errorf("sqlite store %s: load session %s: %w", s.path, sessionID, store.ErrClosed)
+	}
+	rows, err := s.loadSt.QueryContext(ctx, sessionID)
+	if err != nil {
+		return nil, s.readErr(fmt.Sprintf("load session %s", sessionID), err)
+	}
+	defer rows.Close()
+	var (
+		events  []loop.Event
+		seq     int64
+		typ     string
+		version int
+		at      int64
+		data    sql.RawBytes
+	)
+	for rows.Next() {
+		if err := rows.Scan(&seq, &typ, &version, &at, &data); err != nil {
+			return nil, s.readErr(fmt.Sprintf("load session %s", sessionID), err)
+		}
+		if want := int64(len(events)) + 1; seq != want {
+			return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d where %d was expected", s.path, sessionID, seq, want)
+		}
+		// DecodeEvent copies what it keeps, so data may be reused.
+		e, err := loop.DecodeEvent(sessionID, seq, loop.EventType(typ), version, decodeTime(at), data)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite store %s: %w", s.path, err)
+		}
+		events = append(events, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.readErr(fmt.Sprintf("load session %s", sessionID), err)
+	}
+	if len(events) == 0 {
+		return nil, fmt.Errorf("session %s: %w", sessionID, loop.ErrNotFound)
+	}
+	return events, nil
+}
+
+// finished lists the statuses for which loop.Status.Finished is true; a
+// test keeps the two in step.
+var finished = []loop.Status{loop.StatusCompleted, loop.StatusFailed, loop.StatusTerminated, loop.StatusError}
+
+// List returns session summaries, newest first (by creation time, then by
+// ID, both descending).
+func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error) {
+	if s.isClosed.Load() {
+		return nil, fmt.Errorf("sqlite store %s: list: %w", s.path, store.ErrClosed)
+	}
+	var (
+		q    strings.Builder
+		args []any
+		and  = " WHERE "
+	)
+	q.WriteString(`SELECT id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq FROM sessions`)
+	in := func(list []loop.Status) string {
+		marks := make([]string, len(list))
+		for i, st := range list {
+			marks[i] = "?"
+			args = append(args, string(st))
+		}
+		return "(" + strings.Join(marks, ", ") + ")"
+	}
+	if len(f.Status) > 0 {
+		q.WriteString(and + "status IN " + in(f.Status))
+		and = " AND "
+	}
+	if f.Unfinished {
+		q.WriteString(and + "status NOT IN " + in(finished))
+	}
+	q.WriteString(" ORDER BY created_at DESC, id DESC")
+	if f.Limit > 0 || f.Offset > 0 {
+		limit := int64(-1)
+		if f.Limit > 0 {
+			limit = int64(f.Limit)
+		}
+		q.WriteString(" LIMIT ? OFFSET ?")
+		args = append(args, limit, max(0, f.Offset))
+	}
+	rows, err := s.rdb.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return nil, s.readErr("list sessions", err)
+	}
+	defer rows.Close()
+	var out []loop.Summary
+	for rows.Next() {
+		var sum loop.Summary
+		if err := scanSummary(rows, &sum, true); err != nil {
+			return nil, s.readErr("list sessions", err)
+		}
+		out = append(out, sum)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.readErr("list sessions", err)
+	}
+	return out, nil
+}
+
+// scanSummary reads the summary columns, in the order of the List query
+// (without id when withID is false).
+func scanSummary(row interface{ Scan(...any) error }, sum *loop.Summary, withID bool) error {
+	var status, reason string
+	var created, updated int64
+	dest := []any{&sum.Task, &sum.Model, &status, &reason, &sum.Iteration, &sum.Tokens, &sum.CostUSD, &created, &updated, &sum.LastSeq}
+	if withID {
+		dest = append([]any{&sum.ID}, dest...)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return err
+	}
+	sum.Status, sum.Reason = loop.Status(status), loop.StopReason(reason)
+	sum.CreatedAt, sum.UpdatedAt = decodeTime(created), decodeTime(updated)
+	return nil
+}
+
+func (s *Store) readErr(what string, err error) error {
+	if s.isClosed.Load() {
+		return fmt.Errorf("sqlite store %s: %s: %w", s.path, what, store.ErrClosed)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("sqlite store %s: %s: %w", s.path, what, err)
+}
+
+// Close writes every append already queued, stops the writer and closes the
+// database. Appends after Close fail with store.ErrClosed.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		close(s.reqs)
+		s.mu.Unlock()
+		<-s.done
+		s.isClosed.Store(true)
+		// Readers first, so the writer's connection is the last one and
+		// SQLite checkpoints the WAL into the main file as it closes.
+		s.closeErr = errors.Join(s.loadSt.Close(), s.rdb.Close(), s.w.close(), s.wdb.Close())
+		if s.closeErr != nil {
+			s.closeErr = fmt.Errorf("sqlite store %s: close: %w", s.path, s.closeErr)
+		}
+	})
+	return s.closeErr
+}
+
+// Times are stored as Unix nanoseconds; the zero time.Time, which has no
+// such representation, as zeroTime. appendcheck refuses times out of range.
+const zeroTime = math.MinInt64
+
+func encodeTime(t time.Time) int64 {
+	if t.IsZero() {
+		return zeroTime
+	}
+	return t.UnixNano()
+}
+
+func decodeTime(n int64) time.Time {
+	if n == zeroTime {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}

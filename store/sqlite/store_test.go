@@ -1,0 +1,210 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentloop/agentloop/loop"
+
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/sqlite"
+	"github.com/agentloop/agentloop/store/storetest"
+)
+
+func open(t testing.TB, path string, opts ...sqlite.Option) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(path, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func tempPath(t testing.TB) string { return filepath.Join(t.TempDir(), "agentloop.db") }
+
+func TestConformance(t *testing.T) {
+	storetest.Suite{
+		Open: func(t *testing.T) store.Store { return open(t, tempPath(t)) },
+		Reopen: func(t *testing.T, s store.Store) store.Store {
+			path := s.(*sqlite.Store).Path()
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return open(t, path)
+		},
+	}.Run(t)
+}
+
+func TestOpenRefusesNonFiles(t *testing.T) {
+	for _, path := range []string{"", ":memory:", "file::memory:?cache=shared"} {
+		if s, err := sqlite.Open(path); err == nil {
+			s.Close()
+			t.Errorf("Open(%q) succeeded, want an error", path)
+		}
+	}
+	if _, err := sqlite.Open(filepath.Join(t.TempDir(), "no", "such", "dir", "x.db")); err == nil {
+		t.Error("Open in a missing directory succeeded")
+	}
+}
+
+func TestOddPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a?b#c%20d.db")
+	s := open(t, path)
+	mustAppend(t, s, storetest.FakeEvent("x", 1))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database not at %q: %v", path, err)
+	}
+	s = open(t, path)
+	defer s.Close()
+	if got := mustLoad(t, s, "x"); len(got) != 1 {
+		t.Fatalf("loaded %d events", len(got))
+	}
+}
+
+func mustAppend(t testing.TB, s *sqlite.Store, events ...loop.Event) {
+	t.Helper()
+	if err := s.Append(context.Background(), events...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustLoad(t testing.TB, s *sqlite.Store, id string) []loop.Event {
+	t.Helper()
+	events, err := s.Load(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// rawDB opens the database file directly, as another program would.
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(sqlite.DriverName, "file:"+path+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	path := tempPath(t)
+	s := open(t, path)
+	mustAppend(t, s, storetest.FakeEvent("x", 1))
+	s.Close()
+	db := rawDB(t, path)
+	if _, err := db.Exec("PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err := sqlite.Open(path)
+	if !errors.Is(err, sqlite.ErrNewerSchema) {
+		t.Fatalf("got %v, want ErrNewerSchema", err)
+	}
+	if !strings.Contains(err.Error(), "99") || !strings.Contains(err.Error(), "upgrade") {
+		t.Errorf("error does not say what to do: %v", err)
+	}
+}
+
+func TestSchemaVersionRecorded(t *testing.T) {
+	path := tempPath(t)
+	open(t, path).Close()
+	var v int
+	if err := rawDB(t, path).QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v != sqlite.SchemaVersion {
+		t.Fatalf("user_version %d, want %d", v, sqlite.SchemaVersion)
+	}
+	open(t, path).Close() // reopening an up-to-date file is a no-op
+}
+
+// TestUnknownEventsFailLoudly writes rows a newer agentloop could write and
+// checks Load refuses them instead of half-parsing.
+func TestUnknownEventsFailLoudly(t *testing.T) {
+	tests := []struct {
+		name    string
+		typ     string
+		version int
+		want    error
+	}{
+		{"future version", string(loop.TypeToolFinished), 99, loop.ErrFutureVersion},
+		{"unknown type", "tool.teleported", 1, loop.ErrUnknownEvent},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := tempPath(t)
+			s := open(t, path)
+			mustAppend(t, s, storetest.FakeEvents("x", 1, 3)...)
+			s.Close()
+			db := rawDB(t, path)
+			if _, err := db.Exec(`INSERT INTO events (session_id, seq, type, version, time, data) VALUES ('x', 4, ?, ?, 0, '{"new_field":1}')`, tt.typ, tt.version); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(`UPDATE sessions SET last_seq = 4 WHERE id = 'x'`); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			s = open(t, path)
+			defer s.Close()
+			_, err := s.Load(t.Context(), "x")
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Load: got %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestTwoStoresOneFile has two stores (as two processes would) append to
+// the same file, so each store's cache of log ends goes stale.
+func TestTwoStoresOneFile(t *testing.T) {
+	path := tempPath(t)
+	s1, s2 := open(t, path), open(t, path)
+	defer s1.Close()
+	defer s2.Close()
+	a := storetest.FakeEvents("a", 1, 8)
+	b := storetest.FakeEvents("b", 1, 2)
+	mustAppend(t, s1, a[:3]...)
+	mustAppend(t, s2, a[3]) // s2 reads the end from the file
+	// s1's cache says the log ends at 3.
+	if err := s1.Append(t.Context(), a[3]); !errors.Is(err, store.ErrSeqConflict) {
+		t.Fatalf("stale duplicate: got %v, want ErrSeqConflict", err)
+	}
+	mustAppend(t, s1, a[4]) // s1 re-read the end
+	mustAppend(t, s2, a[5])
+	// Several sessions in one append: b is new, a is stale in s1.
+	if err := s1.Append(t.Context(), b[0], a[5]); !errors.Is(err, store.ErrSeqConflict) {
+		t.Fatalf("stale multi-session append: got %v, want ErrSeqConflict", err)
+	}
+	if _, err := s2.Load(t.Context(), "b"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("session b after refused append: %v", err)
+	}
+	mustAppend(t, s1, b[0], a[6])
+	mustAppend(t, s2, a[7], b[1])
+	for _, s := range []*sqlite.Store{s1, s2} {
+		if got := mustLoad(t, s, "a"); !storetest.EqualEvents(got, a) {
+			t.Fatalf("log a differs")
+		}
+		if got := mustLoad(t, s, "b"); !storetest.EqualEvents(got, b) {
+			t.Fatalf("log b differs")
+		}
+	}
+	list, err := s1.List(t.Context(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sum := range list {
+		if want := map[string]int64{"a": 8, "b": 2}[sum.ID]; sum.LastSeq != want {
+			t.Errorf("%s: LastSeq %d, want %d", sum.ID, sum.LastSeq, want)
+		}
+	}
+}

@@ -1,0 +1,320 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store/internal/appendcheck"
+)
+
+// run is the writer goroutine: it takes whatever appends are queued (up to
+// maxBatch events), writes them in one transaction and answers each.
+func (s *Store) run() {
+	defer close(s.done)
+	var batch []*request
+	for {
+		r, ok := <-s.reqs
+		if !ok {
+			return
+		}
+		batch = append(batch[:0], r)
+		n := r.size()
+	drain:
+		for n < s.opts.maxBatch {
+			select {
+			case r, ok := <-s.reqs:
+				if !ok {
+					break drain // closed: write this batch, then stop
+				}
+				batch = append(batch, r)
+				n += r.size()
+			default:
+				break drain
+			}
+		}
+		s.w.write(batch)
+		clear(batch) // drop references for the GC
+	}
+}
+
+func (r *request) size() int {
+	n := 0
+	for _, run := range r.runs {
+		n += len(run.Events)
+	}
+	return n
+}
+
+// writer owns the write connection and the cache of session summaries.
+type writer struct {
+	db   *sql.DB
+	path string
+
+	getSummary, upsertSession, insertEvent *sql.Stmt
+
+	// cache holds the stored summary (and so the last seq) of sessions
+	// recently written, so appends need not read it back. Entries are
+	// loaded lazily and dropped whenever a write fails, or when the cache
+	// outgrows cacheSize.
+	cache     map[string]loop.Summary
+	cacheSize int
+
+	taken []*request
+}
+
+func newWriter(ctx context.Context, db *sql.DB, path string, cacheSize int) (*writer, error) {
+	w := &writer{db: db, path: path, cache: map[string]loop.Summary{}, cacheSize: cacheSize}
+	var err error
+	prepare := func(q string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var st *sql.Stmt
+		st, err = db.PrepareContext(ctx, q)
+		return st
+	}
+	w.getSummary = prepare(`SELECT task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq FROM sessions WHERE id = ?`)
+	// The WHERE makes the update conditional on the log ending where the
+	// cache says it does; if another process appended meanwhile, nothing
+	// changes and the append is refused.
+	w.upsertSession = prepare(`INSERT INTO sessions (id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET task = excluded.task, model = excluded.model, status = excluded.status, reason = excluded.reason,
+	iteration = excluded.iteration, tokens = excluded.tokens, cost_usd = excluded.cost_usd, created_at = excluded.created_at,
+	updated_at = excluded.updated_at, last_seq = excluded.last_seq
+WHERE sessions.last_seq = ?`)
+	w.insertEvent = prepare(`INSERT INTO events (session_id, seq, type, version, time, data) VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		w.close()
+		return nil, fmt.Errorf("sqlite store %s: prepare writer statements: %w", path, err)
+	}
+	return w, nil
+}
+
+func (w *writer) close() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{w.getSummary, w.upsertSession, w.insertEvent} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// write writes a batch in one transaction. A request that conflicts with
+// the stored log fails alone; a failure of the transaction itself fails
+// every request in it.
+func (w *writer) write(batch []*request) {
+	w.taken = w.taken[:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			if r.state.CompareAndSwap(queued, abandoned) {
+				r.done <- err
+			}
+			continue
+		}
+		if r.state.CompareAndSwap(queued, taken) {
+			w.taken = append(w.taken, r)
+		}
+	}
+	if len(w.taken) == 0 {
+		return
+	}
+	ctx := context.Background() // taken requests are written regardless of their contexts
+
+	errs := make([]error, len(w.taken))
+	fail := func(err error) {
+		for _, r := range w.taken {
+			for _, run := range r.runs {
+				delete(w.cache, run.SessionID)
+			}
+		}
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
+	if err := w.writeAll(ctx, errs); err != nil {
+		fail(err)
+	}
+	for i, r := range w.taken {
+		r.done <- errs[i]
+	}
+	clear(w.taken)
+	w.trimCache()
+}
+
+// writeAll writes the taken requests in one transaction, setting errs[i]
+// for a request that fails alone. An error return fails them all.
+func (w *writer) writeAll(ctx context.Context, errs []error) error {
+	sqlTx, err := w.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn)
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: begin transaction: %w", w.path, err)
+	}
+	tx := &batchTx{
+		Tx:     sqlTx,
+		get:    sqlTx.StmtContext(ctx, w.getSummary),
+		upsert: sqlTx.StmtContext(ctx, w.upsertSession),
+		insert: sqlTx.StmtContext(ctx, w.insertEvent),
+	}
+	for i, r := range w.taken {
+		var fatal error
+		if errs[i], fatal = w.writeRequest(ctx, tx, r); fatal != nil {
+			sqlTx.Rollback()
+			return fatal
+		}
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("sqlite store %s: commit: %w", w.path, err)
+	}
+	return nil
+}
+
+// batchTx is the transaction of one batch with its statements.
+type batchTx struct {
+	*sql.Tx
+	get, upsert, insert *sql.Stmt
+}
+
+// writeRequest writes one request inside tx. It returns the request's own
+// error (a sequence conflict), which leaves the rest of the batch alone, or
+// a fatal error, which fails the whole batch: the transaction is no longer
+// usable (SQLite rolled it back: disk full, I/O error) or the database is
+// inconsistent.
+//
+// A request is checked against the cached end of each session's log before
+// anything is written, and each session row is updated only if its log still
+// ends there (another process may have appended): the row is updated before
+// the events are inserted, so a request for one session that fails that
+// check has written nothing. Only a request spanning several sessions needs
+// a savepoint to undo the sessions already written.
+func (w *writer) writeRequest(ctx context.Context, tx *batchTx, r *request) (reqErr, fatal error) {
+	sums := make([]loop.Summary, len(r.runs))
+	for i, run := range r.runs {
+		sum, err := w.summary(ctx, tx, run.SessionID, false)
+		if err != nil {
+			return nil, err
+		}
+		if run.First != sum.LastSeq+1 {
+			// The cache may be behind another process: look again.
+			if sum, err = w.summary(ctx, tx, run.SessionID, true); err != nil {
+				return nil, err
+			}
+			if run.First != sum.LastSeq+1 {
+				return appendcheck.Conflict(run, sum.LastSeq), nil
+			}
+		}
+		sums[i] = sum
+	}
+
+	savepoint := len(r.runs) > 1
+	if savepoint {
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT append"); err != nil {
+			return nil, fmt.Errorf("sqlite store %s: savepoint: %w", w.path, err)
+		}
+	}
+	for i, run := range r.runs {
+		stale, err := w.insert(ctx, tx, run, r.data[i], &sums[i])
+		if err == nil && !stale {
+			continue
+		}
+		for _, run := range r.runs {
+			delete(w.cache, run.SessionID)
+		}
+		if savepoint {
+			if _, rbErr := tx.ExecContext(ctx, "ROLLBACK TO append"); rbErr != nil {
+				return nil, fmt.Errorf("sqlite store %s: roll back an append: %w (after: %v)", w.path, rbErr, err)
+			}
+			if _, rlErr := tx.ExecContext(ctx, "RELEASE append"); rlErr != nil {
+				return nil, fmt.Errorf("sqlite store %s: release savepoint: %w", w.path, rlErr)
+			}
+		}
+		if err != nil {
+			return nil, err // fatal: inserts only fail when the database does
+		}
+		sum, err := w.summary(ctx, tx, run.SessionID, true)
+		if err != nil {
+			return nil, err
+		}
+		return appendcheck.Conflict(run, sum.LastSeq), nil
+	}
+	if savepoint {
+		if _, err := tx.ExecContext(ctx, "RELEASE append"); err != nil {
+			return nil, fmt.Errorf("sqlite store %s: release savepoint: %w", w.path, err)
+		}
+	}
+	for i, run := range r.runs {
+		if sums[i].Status.Finished() {
+			delete(w.cache, run.SessionID) // unlikely to be appended to again
+		} else {
+			w.cache[run.SessionID] = sums[i]
+		}
+	}
+	return nil, nil
+}
+
+// insert updates the session row of one run from sum (its stored summary,
+// updated in place) and inserts its events. stale reports that the log no
+// longer ends where sum says, in which case nothing was written.
+func (w *writer) insert(ctx context.Context, tx *batchTx, run appendcheck.Run, data [][]byte, sum *loop.Summary) (stale bool, err error) {
+	prev := sum.LastSeq
+	for _, e := range run.Events {
+		sum.Apply(e)
+	}
+	res, err := tx.upsert.ExecContext(ctx, sum.ID, sum.Task, sum.Model, string(sum.Status), string(sum.Reason),
+		sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, prev)
+	if err != nil {
+		return false, fmt.Errorf("sqlite store %s: session %s: update summary: %w", w.path, run.SessionID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return false, fmt.Errorf("sqlite store %s: session %s: update summary: %w", w.path, run.SessionID, err)
+	} else if n != 1 {
+		return true, nil
+	}
+	for j, e := range run.Events {
+		if _, err := tx.insert.ExecContext(ctx, e.SessionID, e.Seq, string(e.Type), e.Version, encodeTime(e.Time), data[j]); err != nil {
+			return false, fmt.Errorf("sqlite store %s: session %s: insert event %d: %w", w.path, run.SessionID, e.Seq, err)
+		}
+	}
+	return false, nil
+}
+
+// summary returns the cached summary of a session, reading it from the
+// database when it is not cached or when fresh is set.
+func (w *writer) summary(ctx context.Context, tx *batchTx, id string, fresh bool) (loop.Summary, error) {
+	if sum, ok := w.cache[id]; ok && !fresh {
+		return sum, nil
+	}
+	var sum loop.Summary
+	err := scanSummary(tx.get.QueryRowContext(ctx, id), &sum, false)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		sum = loop.Summary{}
+	case err != nil:
+		return loop.Summary{}, fmt.Errorf("sqlite store %s: session %s: read summary: %w", w.path, id, err)
+	default:
+		sum.ID = id
+	}
+	w.cache[id] = sum
+	return sum, nil
+}
+
+// trimCache keeps the cache within its size by dropping arbitrary entries;
+// they are reloaded on the next append to their session.
+func (w *writer) trimCache() {
+	if len(w.cache) <= w.cacheSize {
+		return
+	}
+	drop := len(w.cache) - w.cacheSize*9/10
+	for id := range w.cache {
+		if drop == 0 {
+			break
+		}
+		delete(w.cache, id)
+		drop--
+	}
+}

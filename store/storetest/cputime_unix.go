@@ -1,0 +1,17 @@
+//go:build unix
+
+package storetest
+
+import (
+	"syscall"
+	"time"
+)
+
+// cpuTime is the process's user+system CPU time, or 0 where unknown.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
