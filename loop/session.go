@@ -129,16 +129,25 @@ func (s *Session) flush(ctx context.Context) error {
 }
 
 // flushBehind starts making the buffered events durable without waiting,
-// when the log can (AsyncLog): the commit then overlaps the next model
-// call. Every other flush waits for it first, so a tool never runs before
-// everything before it is durable, and events stay in order.
+// when the log can (AsyncLog): the commit overlaps the session's next
+// steps. While one commit is in flight, new events keep collecting and go
+// in the next one, so a fast session commits in batches. A plain flush
+// waits for it first, so events stay in order and nothing that must be
+// durable before an effect is left behind.
 func (s *Session) flushBehind(ctx context.Context) error {
 	async, ok := s.r.cfg.Log.(AsyncLog)
 	if !ok {
 		return s.flush(ctx)
 	}
-	if err := s.waitPending(); err != nil {
-		return err
+	if s.pendingN > 0 {
+		select {
+		case err := <-s.pending:
+			if err := s.finishPending(err); err != nil {
+				return err
+			}
+		default:
+			return nil // still committing: these events go in the next batch
+		}
 	}
 	if len(s.buf) == 0 {
 		return nil
@@ -162,7 +171,11 @@ func (s *Session) waitPending() error {
 	if s.pendingN == 0 {
 		return nil
 	}
-	err := <-s.pending
+	return s.finishPending(<-s.pending)
+}
+
+// finishPending takes the outcome of the commit in flight.
+func (s *Session) finishPending(err error) error {
 	evs := s.behind
 	s.pendingN, s.behind = 0, nil
 	if err != nil {

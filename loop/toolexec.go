@@ -94,7 +94,15 @@ func (s *Session) runCalls(ctx context.Context) error {
 		}
 	}
 	s.emit(&ToolStarted{Iteration: it.N, CallID: call.ID, Name: call.Name, Input: input})
-	if err := s.flush(ctx); err != nil { // durable before the tool runs
+	// A tool that is not idempotent runs only once tool.started is durable:
+	// after a crash it is never silently run again. An idempotent one may
+	// run while the commit is in flight — if the process dies first, the
+	// call is simply made again on recovery.
+	flush := s.flush
+	if tool.IsIdempotent(t) {
+		flush = s.flushBehind
+	}
+	if err := flush(ctx); err != nil {
 		return err
 	}
 	return s.execute(ctx, t, call, input)

@@ -18,9 +18,10 @@ import (
 // makes K+1 model calls (the workload of issue 5).
 const K = 10
 
-// AddTool is add({"a":int,"b":int}) → sum: tool time is ~0.
+// AddTool is add({"a":int,"b":int}) → sum: tool time is ~0. It is pure,
+// so it declares itself idempotent (as read-only tools do).
 func AddTool() tool.Tool {
-	return tool.Func(model.ToolSpec{
+	return pure{tool.Func(model.ToolSpec{
 		Name:        "add",
 		Description: "Add two integers.",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"],"additionalProperties":false}`),
@@ -30,8 +31,13 @@ func AddTool() tool.Tool {
 			return tool.Result{}, err
 		}
 		return tool.Result{Output: strconv.Itoa(in.A + in.B)}, nil
-	})
+	})}
 }
+
+type pure struct{ tool.Tool }
+
+func (pure) Idempotent() bool    { return true }
+func (pure) Effect() tool.Effect { return tool.EffectRead }
 
 // Script is K add calls then the final answer, with usage given so the
 // model does no estimating.

@@ -186,7 +186,7 @@ type request struct {
 	// data[i][j] is the encoded payload of runs[i].Events[j].
 	data  [][][]byte
 	state atomic.Int32
-	done  chan error
+	done  chan<- error
 }
 
 const (
@@ -198,24 +198,54 @@ const (
 // Append writes events durably, all or nothing. See the package
 // documentation for how cancellation behaves.
 func (s *Store) Append(ctx context.Context, events ...loop.Event) error {
-	if err := ctx.Err(); err != nil {
+	done := make(chan error, 1)
+	r, err := s.enqueue(ctx, events, done)
+	if err != nil || r == nil {
 		return err
 	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(queued, abandoned) {
+			return ctx.Err() // the writer will skip it
+		}
+		return <-done // taken: wait for the outcome
+	}
+}
+
+// AppendAsync queues events and returns at once; exactly one outcome is
+// sent on done (which must have room for it) when they are durable or
+// failed. The runner uses it to overlap a commit with the next model call.
+func (s *Store) AppendAsync(ctx context.Context, events []loop.Event, done chan<- error) {
+	r, err := s.enqueue(ctx, events, done)
+	if err != nil || r == nil {
+		done <- err
+	}
+}
+
+// enqueue validates and encodes events and hands them to the writer, which
+// will send the outcome on done. A nil request and error means there was
+// nothing to write.
+func (s *Store) enqueue(ctx context.Context, events []loop.Event, done chan<- error) (*request, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if len(events) == 0 {
-		return nil
+		return nil, nil
 	}
 	runs, err := appendcheck.Split(events)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Encode on the caller's goroutine, so that many sessions encode in
 	// parallel and the writer only writes.
-	r := &request{ctx: ctx, runs: runs, data: make([][][]byte, len(runs)), done: make(chan error, 1)}
+	r := &request{ctx: ctx, runs: runs, data: make([][][]byte, len(runs)), done: done}
 	for i, run := range runs {
 		r.data[i] = make([][]byte, len(run.Events))
 		for j, e := range run.Events {
 			if r.data[i][j], err = e.EncodeData(); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
@@ -223,25 +253,16 @@ func (s *Store) Append(ctx context.Context, events ...loop.Event) error {
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
-		return fmt.Errorf("sqlite store %s: append to session %s: %w", s.path, runs[0].SessionID, store.ErrClosed)
+		return nil, fmt.Errorf("sqlite store %s: append to session %s: %w", s.path, runs[0].SessionID, store.ErrClosed)
 	}
 	select {
 	case s.reqs <- r:
 		s.mu.RUnlock()
 	case <-ctx.Done():
 		s.mu.RUnlock()
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
-
-	select {
-	case err := <-r.done:
-		return err
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(queued, abandoned) {
-			return ctx.Err() // the writer will skip it
-		}
-		return <-r.done // taken: wait for the outcome
-	}
+	return r, nil
 }
 
 // Load returns a session's events in order, or loop.ErrNotFound.

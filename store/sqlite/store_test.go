@@ -208,3 +208,31 @@ func TestTwoStoresOneFile(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendAsync(t *testing.T) {
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "a.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var _ loop.AsyncLog = s
+	evs := storetest.FakeEvents("async", 1, 6)
+	done := make(chan error, 1)
+	s.AppendAsync(t.Context(), evs[:3], done)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s.AppendAsync(t.Context(), evs[3:], done)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// A repeat conflicts, reported on done.
+	s.AppendAsync(t.Context(), evs[3:], done)
+	if err := <-done; !errors.Is(err, loop.ErrSeqConflict) {
+		t.Fatalf("repeat: %v", err)
+	}
+	got, err := s.Load(t.Context(), "async")
+	if err != nil || len(got) != 6 {
+		t.Fatalf("%v %d", err, len(got))
+	}
+}
