@@ -77,3 +77,33 @@ func TestAsyncLogKeepsEffectsBehindDurability(t *testing.T) {
 	}
 	refold(t, e, st)
 }
+
+// After a crash that lost tool.started (an idempotent tool may run before
+// it is durable), the call is simply made again on recovery.
+func TestRecoveryRunsCallWhoseStartWasLost(t *testing.T) {
+	e := newEnv()
+	runs := 0
+	tl := idem{tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(context.Context, json.RawMessage) (tool.Result, error) {
+		runs++
+		return tool.Result{Output: "content"}, nil
+	})}
+	m := scripted.Replies(scripted.Call("read_file", `{"path":"a"}`), scripted.Text("done"))
+	r := e.runner(t, m, []tool.Tool{tl}, nil)
+	st := run(t, r, "x")
+	// Keep session.started, iteration.started and model.responded only.
+	e.log.truncate(st.ID, 3)
+	if got := e.log.types(st.ID); got[2] != "model.responded" {
+		t.Fatalf("%v", got)
+	}
+	m2 := scripted.Replies(scripted.Text("done again"))
+	r2 := e.runner(t, m2, []tool.Tool{tl}, nil)
+	s, err := r2.Resume(t.Context(), st.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ = s.Wait(t.Context())
+	if runs != 2 || st.Status != loop.StatusCompleted || st.ToolCallCount != 1 || st.Iterations[0].ToolCalls[0].Output != "content" {
+		t.Fatalf("runs %d %s calls %d %+v", runs, st.Status, st.ToolCallCount, st.Iterations[0].ToolCalls)
+	}
+	refold(t, e, st)
+}
