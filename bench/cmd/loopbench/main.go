@@ -129,10 +129,13 @@ func once(ctx context.Context, log loop.Log, script *scripted.Script) error {
 	return loopbench.Check(st)
 }
 
-// scale starts n sessions at once against a model that takes latency per
-// call, measures the heap while they all wait, and the throughput.
+// scale measures, with n sessions at once: the heap and goroutines per
+// session while all of them wait on their model, then the throughput when
+// the model takes latency per call.
 func scale(dir string, n int, latency time.Duration) error {
 	fmt.Printf("\nscale: %d concurrent sessions, model latency %s, %d model calls each\n\n", n, latency, loopbench.K+1)
+	fmt.Println("| store | heap per waiting session | stack per waiting session | goroutines per session | wall for all sessions (ideal) | sessions/s | iterations/s |")
+	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, name := range []string{"memory", "sqlite"} {
 		var log loop.Log
 		var closer func()
@@ -146,62 +149,94 @@ func scale(dir string, n int, latency time.Duration) error {
 			log, closer = st, func() { st.Close() }
 		}
 		base := loopbench.Script()
-		script := &scripted.Script{Name: base.Name}
-		for _, s := range base.Steps {
-			script.Steps = append(script.Steps, s.WithDelay(latency))
+		withDelay := func(first, rest time.Duration) *scripted.Script {
+			s := &scripted.Script{Name: base.Name}
+			for i, st := range base.Steps {
+				d := rest
+				if i == 0 {
+					d = first
+				}
+				s.Steps = append(s.Steps, st.WithDelay(d))
+			}
+			return s
 		}
+		ctx := context.Background()
+
+		// 1. Everyone waiting: the first reply never comes until terminated.
 		runtime.GC()
 		var m0 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		g0 := runtime.NumGoroutine()
-		ctx := context.Background()
-		start := time.Now()
-		sessions := make([]*loop.Session, n)
-		for i := range n {
-			r, err := loopbench.Runner(scripted.NewCompact(script), log)
-			if err != nil {
-				return err
-			}
-			if sessions[i], err = r.Start(ctx, loop.Task{Prompt: "add the numbers"}); err != nil {
-				return err
-			}
+		held, err := startAll(ctx, log, withDelay(time.Hour, 0), n)
+		if err != nil {
+			return err
 		}
-		// Mid-run: every session is waiting on its model.
-		time.Sleep(latency * 5 / 2)
 		runtime.GC()
 		var m1 runtime.MemStats
 		runtime.ReadMemStats(&m1)
 		goroutines := runtime.NumGoroutine() - g0
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var firstErr error
+		for _, s := range held {
+			s.Terminate("benchmark: measured")
+		}
+		for _, s := range held {
+			if _, err := s.Wait(ctx); err != nil {
+				return err
+			}
+		}
+		heap := (float64(m1.HeapAlloc) - float64(m0.HeapAlloc)) / float64(n)
+		stack := (float64(m1.StackInuse) - float64(m0.StackInuse)) / float64(n)
+
+		// 2. Throughput.
+		start := time.Now()
+		sessions, err := startAll(ctx, log, withDelay(latency, latency), n)
+		if err != nil {
+			return err
+		}
 		for _, s := range sessions {
-			wg.Go(func() {
-				st, err := s.Wait(ctx)
+			st, err := s.Wait(ctx)
+			if err == nil {
+				err = loopbench.Check(st)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		el := time.Since(start)
+		closer()
+		ideal := latency * time.Duration(loopbench.K+1)
+		fmt.Printf("| %s | %.1f KiB | %.1f KiB | %.2f | %s (%s, %.2f×) | %.0f | %.0f |\n", name, heap/1024, stack/1024, float64(goroutines)/float64(n),
+			el.Round(time.Millisecond), ideal, float64(el)/float64(ideal), float64(n)/el.Seconds(), float64(n*(loopbench.K+1))/el.Seconds())
+	}
+	return nil
+}
+
+// startAll starts n sessions from many goroutines, as a server's handlers
+// would: Start returns once session.started is durable, and concurrent
+// starts share commits.
+func startAll(ctx context.Context, log loop.Log, script *scripted.Script, n int) ([]*loop.Session, error) {
+	sessions := make([]*loop.Session, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	const starters = 256
+	for w := range starters {
+		wg.Go(func() {
+			for i := w; i < n; i += starters {
+				r, err := loopbench.Runner(scripted.NewCompact(script), log)
 				if err == nil {
-					err = loopbench.Check(st)
+					sessions[i], err = r.Start(ctx, loop.Task{Prompt: "add the numbers"})
 				}
 				if err != nil {
 					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
+					firstErr = err
 					mu.Unlock()
+					return
 				}
-			})
-		}
-		wg.Wait()
-		el := time.Since(start)
-		closer()
-		if firstErr != nil {
-			return fmt.Errorf("%s: %w", name, firstErr)
-		}
-		heap := float64(m1.HeapAlloc) - float64(m0.HeapAlloc)
-		ideal := latency * time.Duration(loopbench.K+1)
-		fmt.Printf("| %s | wall %s (ideal %s, %.2f×) | %.0f sessions/s | %.1f KiB heap per waiting session | %.2f goroutines per session |\n",
-			name, el.Round(time.Millisecond), ideal, float64(el)/float64(ideal), float64(n)/el.Seconds(), heap/float64(n)/1024, float64(goroutines)/float64(n))
+			}
+		})
 	}
-	return nil
+	wg.Wait()
+	return sessions, firstErr
 }
 
 func median(rs []result, f func(result) float64) float64 {
