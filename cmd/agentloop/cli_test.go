@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -220,7 +221,7 @@ func TestCtrlCPausesThenResume(t *testing.T) {
 		{"text":"slow thought","delay":"3s"}]}`)
 	cmd := exec.Command(binary, c.withDB([]string{"run", "--model", "script:" + script, "--dir", t.TempDir(), "task"})...)
 	cmd.Env = hermeticEnv(t)
-	var errb bytes.Buffer
+	var errb syncBuffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -320,4 +321,22 @@ func TestConfigCheckAndProfile(t *testing.T) {
 // the tests.
 func hermeticEnv(t *testing.T) []string {
 	return append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "AGENTLOOP_CONFIG=", "AGENTLOOP_DB=", "AGENTLOOP_MODEL=", "AGENTLOOP_PRICES=")
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a command writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
