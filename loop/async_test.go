@@ -20,10 +20,10 @@ type slowAsyncLog struct {
 	delay time.Duration
 }
 
-func (l slowAsyncLog) AppendAsync(ctx context.Context, evs []loop.Event, done chan<- error) {
+func (l slowAsyncLog) AppendAsync(ctx context.Context, evs []loop.Event, done func(error)) {
 	go func() {
 		time.Sleep(l.delay)
-		done <- l.Append(ctx, evs...)
+		done(l.Append(ctx, evs...))
 	}()
 }
 

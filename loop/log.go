@@ -17,13 +17,14 @@ type Log interface {
 	Load(ctx context.Context, sessionID string) ([]Event, error)
 }
 
-// AsyncLog is a Log that can append without blocking the caller: it
-// sends exactly one outcome on done when the events are durable (or not).
-// The runner uses it to overlap a commit with the next model call; it never
-// runs a tool before every earlier append has succeeded.
+// AsyncLog is a Log that can append without blocking the caller: it calls
+// done exactly once, from any goroutine, when the events are durable (nil)
+// or failed. done must return quickly. The runner uses it to overlap a
+// commit with its next steps; it never runs a non-idempotent tool before
+// every earlier append has succeeded.
 type AsyncLog interface {
 	Log
-	AppendAsync(ctx context.Context, events []Event, done chan<- error)
+	AppendAsync(ctx context.Context, events []Event, done func(error))
 }
 
 // ErrNotFound is returned (wrapped) when a session does not exist.

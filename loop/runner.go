@@ -71,7 +71,8 @@ type Config struct {
 	Approval func(t tool.Tool) Policy
 
 	// OnEvent sees every event once it is durable, in order, per session.
-	// It runs on the session's goroutine: keep it fast.
+	// Calls for one session never overlap; they may come from the store's
+	// writer goroutine, so keep it fast.
 	OnEvent func(Event)
 	// OnDelta sees streamed model output as it arrives.
 	OnDelta func(sessionID string, d model.Delta)

@@ -128,25 +128,35 @@ func (s *Session) flush(ctx context.Context) error {
 	return nil
 }
 
-// flushBehind starts making the buffered events durable without waiting,
-// when the log can (AsyncLog): the commit overlaps the session's next
-// steps. While one commit is in flight, new events keep collecting and go
-// in the next one, so a fast session commits in batches. A plain flush
-// waits for it first, so events stay in order and nothing that must be
-// durable before an effect is left behind.
-func (s *Session) flushBehind(ctx context.Context) error {
+// flushBehind starts making the buffered events durable without waiting
+// for them, when the log can (AsyncLog): the commit overlaps the session's
+// next steps. Only one commit is in flight at a time, so events stay in
+// order; a plain flush waits for it first, so nothing that must be durable
+// before an effect is left behind.
+//
+// With coalesce, events buffered while a commit is in flight stay in the
+// buffer for the next commit (a fast session then commits in batches);
+// without it, flushBehind waits for that commit and sends them now — used
+// before a model call, so a tool's result never waits on the model.
+func (s *Session) flushBehind(ctx context.Context, coalesce bool) error {
 	async, ok := s.r.cfg.Log.(AsyncLog)
 	if !ok {
 		return s.flush(ctx)
 	}
 	if s.pendingN > 0 {
-		select {
-		case err := <-s.pending:
-			if err := s.finishPending(err); err != nil {
+		if !coalesce {
+			if err := s.waitPending(); err != nil {
 				return err
 			}
-		default:
-			return nil // still committing: these events go in the next batch
+		} else {
+			select {
+			case err := <-s.pending:
+				if err := s.finishPending(err); err != nil {
+					return err
+				}
+			default:
+				return nil // still committing: these events go in the next batch
+			}
 		}
 	}
 	if len(s.buf) == 0 {
@@ -162,7 +172,12 @@ func (s *Session) flushBehind(ctx context.Context) error {
 	evs := s.buf
 	s.buf, s.behind = s.spare[:0], evs
 	s.pendingN = len(evs)
-	async.AppendAsync(s.detached, evs, s.pending)
+	async.AppendAsync(s.detached, evs, func(err error) {
+		if err == nil {
+			s.shown(evs) // watchers see events as soon as they are durable
+		}
+		s.pending <- err
+	})
 	return nil
 }
 
@@ -181,7 +196,6 @@ func (s *Session) finishPending(err error) error {
 	if err != nil {
 		return fmt.Errorf("session %s: saving %d events: %w", s.id, len(evs), err)
 	}
-	s.shown(evs)
 	clear(evs)
 	s.spare = evs[:0]
 	return nil

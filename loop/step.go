@@ -347,7 +347,7 @@ func (s *Session) endIteration(ctx context.Context) error {
 		}
 	}
 	if s.state.Status == StatusRunning {
-		return s.flushBehind(ctx)
+		return s.flushBehind(ctx, false) // the next model call must not hold back this iteration
 	}
 	return s.flush(ctx)
 }

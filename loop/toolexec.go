@@ -100,7 +100,7 @@ func (s *Session) runCalls(ctx context.Context) error {
 	// call is simply made again on recovery.
 	flush := s.flush
 	if tool.IsIdempotent(t) {
-		flush = s.flushBehind
+		flush = func(ctx context.Context) error { return s.flushBehind(ctx, true) }
 	}
 	if err := flush(ctx); err != nil {
 		return err

@@ -186,7 +186,18 @@ type request struct {
 	// data[i][j] is the encoded payload of runs[i].Events[j].
 	data  [][][]byte
 	state atomic.Int32
-	done  chan<- error
+	// Exactly one of done and notify receives the outcome.
+	done   chan<- error
+	notify func(error)
+}
+
+// finish delivers the outcome of the request.
+func (r *request) finish(err error) {
+	if r.notify != nil {
+		r.notify(err)
+		return
+	}
+	r.done <- err
 }
 
 const (
@@ -199,7 +210,7 @@ const (
 // documentation for how cancellation behaves.
 func (s *Store) Append(ctx context.Context, events ...loop.Event) error {
 	done := make(chan error, 1)
-	r, err := s.enqueue(ctx, events, done)
+	r, err := s.enqueue(ctx, events, done, nil)
 	if err != nil || r == nil {
 		return err
 	}
@@ -214,20 +225,21 @@ func (s *Store) Append(ctx context.Context, events ...loop.Event) error {
 	}
 }
 
-// AppendAsync queues events and returns at once; exactly one outcome is
-// sent on done (which must have room for it) when they are durable or
-// failed. The runner uses it to overlap a commit with the next model call.
-func (s *Store) AppendAsync(ctx context.Context, events []loop.Event, done chan<- error) {
-	r, err := s.enqueue(ctx, events, done)
+// AppendAsync queues events and returns at once; done is called exactly
+// once, on the writer's goroutine (or the caller's, for an append refused
+// before it was queued), when they are durable or failed. The runner uses
+// it to overlap a commit with its next steps.
+func (s *Store) AppendAsync(ctx context.Context, events []loop.Event, done func(error)) {
+	r, err := s.enqueue(ctx, events, nil, done)
 	if err != nil || r == nil {
-		done <- err
+		done(err)
 	}
 }
 
 // enqueue validates and encodes events and hands them to the writer, which
 // will send the outcome on done. A nil request and error means there was
 // nothing to write.
-func (s *Store) enqueue(ctx context.Context, events []loop.Event, done chan<- error) (*request, error) {
+func (s *Store) enqueue(ctx context.Context, events []loop.Event, done chan<- error, notify func(error)) (*request, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -240,7 +252,7 @@ func (s *Store) enqueue(ctx context.Context, events []loop.Event, done chan<- er
 	}
 	// Encode on the caller's goroutine, so that many sessions encode in
 	// parallel and the writer only writes.
-	r := &request{ctx: ctx, runs: runs, data: make([][][]byte, len(runs)), done: done}
+	r := &request{ctx: ctx, runs: runs, data: make([][][]byte, len(runs)), done: done, notify: notify}
 	for i, run := range runs {
 		r.data[i] = make([][]byte, len(run.Events))
 		for j, e := range run.Events {

@@ -218,16 +218,17 @@ func TestAppendAsync(t *testing.T) {
 	var _ loop.AsyncLog = s
 	evs := storetest.FakeEvents("async", 1, 6)
 	done := make(chan error, 1)
-	s.AppendAsync(t.Context(), evs[:3], done)
+	notify := func(err error) { done <- err }
+	s.AppendAsync(t.Context(), evs[:3], notify)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	s.AppendAsync(t.Context(), evs[3:], done)
+	s.AppendAsync(t.Context(), evs[3:], notify)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	// A repeat conflicts, reported on done.
-	s.AppendAsync(t.Context(), evs[3:], done)
+	// A repeat conflicts, reported to done.
+	s.AppendAsync(t.Context(), evs[3:], notify)
 	if err := <-done; !errors.Is(err, loop.ErrSeqConflict) {
 		t.Fatalf("repeat: %v", err)
 	}

@@ -112,7 +112,7 @@ func (w *writer) write(batch []*request) {
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			if r.state.CompareAndSwap(queued, abandoned) {
-				r.done <- err
+				r.finish(err)
 			}
 			continue
 		}
@@ -142,7 +142,7 @@ func (w *writer) write(batch []*request) {
 		fail(err)
 	}
 	for i, r := range w.taken {
-		r.done <- errs[i]
+		r.finish(errs[i])
 	}
 	clear(w.taken)
 	w.trimCache()
