@@ -103,11 +103,12 @@ func sessionID(t *testing.T, c *cli) string {
 func TestRunFixTestEndToEnd(t *testing.T) {
 	c := newCLI(t)
 	ws := workspaceFromFixture(t)
-	out, errOut, code := c.run("", "run", "--yes", "--verify", "go test ./...", "--model", "script:../../examples/scripts/fix-test.json", "--dir", ws, "Fix the failing test")
+	out, errOut, code := c.run("", "run", "--yes", "--diff", "--verify", "go test ./...", "--model", "script:../../examples/scripts/fix-test.json", "--dir", ws, "Fix the failing test")
 	if code != exitCompleted {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "All tests pass") || !strings.Contains(errOut, "Files changed: calc.go") || !strings.Contains(errOut, "Verification: pass") {
+	if !strings.Contains(out, "All tests pass") || !strings.Contains(errOut, "Files changed: calc.go") || !strings.Contains(errOut, "Verification: pass") ||
+		!strings.Contains(errOut, "-\treturn a - b") || !strings.Contains(errOut, "+\treturn a + b") {
 		t.Fatalf("stdout %q\nstderr %q", out, errOut)
 	}
 	src, _ := os.ReadFile(filepath.Join(ws, "calc.go"))

@@ -24,6 +24,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var o sessionFlags
 	o.register(fs)
 	jsonOut := fs.Bool("json", false, "print the final session state as JSON on stdout")
+	showDiff := fs.Bool("diff", false, "print a unified diff of every file the session changed, at the end")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: agentloop run [flags] \"task\"")
 		fmt.Fprintln(stderr, "\nStarts a session: the model works on the task with tools in --dir until it answers or a limit stops it.")
@@ -65,7 +66,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	return follow(ctx, env, sess, stdout, stderr, *jsonOut)
+	code := follow(ctx, env, sess, stdout, stderr, *jsonOut)
+	if *showDiff && env.ws != nil {
+		if d, err := env.ws.Diff(); err != nil {
+			fmt.Fprintf(stderr, "diff: %v\n", err)
+		} else if d != "" {
+			fmt.Fprintf(stderr, "\n%s", d)
+		}
+	}
+	return code
 }
 
 // follow waits for a session, answering approvals inline on a terminal,
