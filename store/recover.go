@@ -1,0 +1,28 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentloop/agentloop/loop"
+)
+
+// Recover continues every session a stopped process left running: each is
+// rebuilt from its log and resumed by r (tool calls that were interrupted
+// are re-run only when their tool is idempotent). Paused and waiting
+// sessions stay as they are: a person resumes them.
+func Recover(ctx context.Context, s Store, r *loop.Runner) ([]*loop.Session, error) {
+	list, err := s.List(ctx, Filter{Status: []loop.Status{loop.StatusRunning}})
+	if err != nil {
+		return nil, fmt.Errorf("recover: listing unfinished sessions: %w", err)
+	}
+	out := make([]*loop.Session, 0, len(list))
+	for _, sum := range list {
+		sess, err := r.Resume(ctx, sum.ID, "recovered after a restart")
+		if err != nil {
+			return out, fmt.Errorf("recover session %s: %w", sum.ID, err)
+		}
+		out = append(out, sess)
+	}
+	return out, nil
+}
