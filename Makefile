@@ -2,7 +2,7 @@
 
 GO ?= go
 
-.PHONY: test build vet fmt-check bench demo
+.PHONY: test build vet fmt-check bench demo bench-compare bench-compare-quick bench-loop
 
 build:
 	$(GO) build -o agentloop ./cmd/agentloop
@@ -22,3 +22,14 @@ bench:
 # The demo: a scripted model fixes a failing Go test in a temporary workspace.
 demo:
 	./examples/demo.sh
+
+# Side-by-side with the Go agent frameworks (bench/peers is its own module).
+bench-compare:
+	$(GO) run ./bench/compare/cmd/compare
+
+bench-compare-quick:
+	$(GO) run ./bench/compare/cmd/compare -quick
+
+# Loop overhead and 10,000 concurrent sessions.
+bench-loop:
+	$(GO) run ./bench/cmd/loopbench

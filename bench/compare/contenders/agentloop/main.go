@@ -1,0 +1,132 @@
+// Command agentloop is the agentloop contender of the comparison: one
+// loop.Runner over the OpenAI-compatible provider (model/provider, non-
+// streaming: no OnDelta), the add tool in a tool.Registry (schema compiled
+// once), and either the durable SQLite store (every event written before
+// the loop goes on) or the in-memory store.
+//
+//	agentloop -store sqlite|memory -server URL -mode seq|conc …
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/agentloop/agentloop/bench/compare/harness"
+	"github.com/agentloop/agentloop/bench/compare/workload"
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/model/provider"
+	"github.com/agentloop/agentloop/store/memory"
+	"github.com/agentloop/agentloop/store/sqlite"
+	"github.com/agentloop/agentloop/tool"
+)
+
+// log is what the runner needs of a store, plus Close.
+type log interface {
+	loop.Log
+	Close() error
+}
+
+func main() {
+	store := flag.String("store", "sqlite", "sqlite (durable, every event written) or memory")
+	harness.Main(func() harness.Contender {
+		notes := map[string]string{
+			"sqlite": "loop.Runner + model/provider openai (non-streaming) + store/sqlite: every event durable",
+			"memory": "loop.Runner + model/provider openai (non-streaming) + store/memory",
+		}
+		return harness.Contender{Name: "agentloop-" + *store, Notes: notes[*store],
+			New: func(ctx context.Context, env harness.Env) (*harness.Runtime, error) {
+				return newRuntime(ctx, env, *store)
+			}}
+	})
+}
+
+// AddTool is add over workload.Add.
+func addTool() tool.Tool {
+	return tool.Func(model.ToolSpec{Name: workload.ToolName, Description: workload.ToolDescription, Parameters: json.RawMessage(workload.ToolSchema)},
+		func(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+			sum, err := workload.AddJSON(ctx, args)
+			if err != nil {
+				return tool.Result{}, err
+			}
+			return tool.Result{Output: strconv.Itoa(sum)}, nil
+		})
+}
+
+func newRuntime(_ context.Context, env harness.Env, store string) (*harness.Runtime, error) {
+	var st log
+	dbPath := filepath.Join(env.Dir, "agentloop.db")
+	switch store {
+	case "sqlite":
+		s, err := sqlite.Open(dbPath)
+		if err != nil {
+			return nil, err
+		}
+		st = s
+	case "memory":
+		st = memory.New()
+	default:
+		return nil, fmt.Errorf("-store %q: want sqlite or memory", store)
+	}
+	m, err := provider.Open("openai/"+workload.ModelName, provider.Options{BaseURL: env.BaseURL, APIKey: workload.APIKey, HTTPClient: env.HTTPClient})
+	if err != nil {
+		return nil, err
+	}
+	runner, err := loop.New(loop.Config{
+		Model: m, ModelName: workload.ModelName, Tools: tool.MustRegistry(addTool()), Log: st,
+		SystemPrompt: workload.SystemPrompt, Limits: loop.Limits{MaxIterations: workload.Iterations + 4},
+	})
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var sessions int
+	var lastID string
+	run := func(ctx context.Context) (string, error) {
+		s, err := runner.Run(ctx, loop.Task{Prompt: workload.Prompt})
+		if err != nil {
+			return "", err
+		}
+		if s.Status != loop.StatusCompleted || s.ToolCallCount != workload.K || s.InteractionCount != workload.Iterations {
+			return "", fmt.Errorf("session %s: status %s (%s %s), %d tool calls, %d model calls", s.ID, s.Status, s.Reason, s.Detail, s.ToolCallCount, s.InteractionCount)
+		}
+		mu.Lock()
+		sessions++
+		lastID = s.ID
+		mu.Unlock()
+		return s.Answer, nil
+	}
+	var events int
+	closeFn := func() error {
+		// Count the events of one session before closing the store.
+		if lastID != "" {
+			ev, err := st.Load(context.Background(), lastID)
+			if err != nil {
+				return err
+			}
+			events = len(ev)
+		}
+		return st.Close()
+	}
+	stats := func() map[string]float64 {
+		out := map[string]float64{"events_per_session": float64(events), "sessions_total": float64(sessions)}
+		if store == "sqlite" && sessions > 0 {
+			var size int64
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				if fi, err := os.Stat(dbPath + suffix); err == nil {
+					size += fi.Size()
+				}
+			}
+			out["db_bytes"] = float64(size)
+			out["db_bytes_per_1k_iterations"] = float64(size) / float64(sessions*workload.Iterations) * 1000
+		}
+		return out
+	}
+	return &harness.Runtime{Run: run, Close: closeFn, Stats: stats}, nil
+}

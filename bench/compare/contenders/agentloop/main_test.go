@@ -1,0 +1,43 @@
+package main
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/agentloop/agentloop/bench/compare/fake"
+	"github.com/agentloop/agentloop/bench/compare/harness"
+	"github.com/agentloop/agentloop/bench/compare/workload"
+)
+
+func TestSessions(t *testing.T) {
+	srv := httptest.NewServer(fake.New(0))
+	defer srv.Close()
+	for _, store := range []string{"sqlite", "memory"} {
+		t.Run(store, func(t *testing.T) {
+			rt, err := newRuntime(t.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: t.TempDir()}, store)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				ctx, s := workload.WithSession(t.Context())
+				final, err := rt.Run(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := workload.Check(s, final); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := rt.Close(); err != nil {
+				t.Fatal(err)
+			}
+			st := rt.Stats()
+			if st["events_per_session"] < float64(workload.Iterations) || st["sessions_total"] != 3 {
+				t.Fatalf("stats %v", st)
+			}
+			if store == "sqlite" && st["db_bytes"] == 0 {
+				t.Fatalf("stats %v", st)
+			}
+		})
+	}
+}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/agentloop/agentloop/bench/compare/fake"
+	"github.com/agentloop/agentloop/bench/compare/harness"
+	"github.com/agentloop/agentloop/bench/compare/workload"
+)
+
+func TestSessions(t *testing.T) {
+	srv := httptest.NewServer(fake.New(0))
+	defer srv.Close()
+	rt, err := newRuntime(t.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		ctx, s := workload.WithSession(context.Background())
+		final, err := rt.Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := workload.Check(s, final); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
