@@ -144,6 +144,28 @@ var ErrFinished = errors.New("session has ended")
 
 // Start records a new session and runs it in the background.
 func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
+	s, err := r.create(ctx, task)
+	if err != nil {
+		return nil, err
+	}
+	s.launch(ctx)
+	return s, nil
+}
+
+// Run records a new session and runs it on the caller's goroutine until it
+// stops (ends, pauses or waits). Controls still work through
+// Runner.Session, Runner.Pause and Runner.Terminate.
+func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
+	s, err := r.create(ctx, task)
+	if err != nil {
+		return nil, err
+	}
+	s.prepare(ctx)()
+	return s.state, s.err
+}
+
+// create records session.started (and a gate's first events).
+func (r *Runner) create(ctx context.Context, task Task) (*Session, error) {
 	if task.Prompt == "" {
 		return nil, errors.New("loop: the task is empty")
 	}
@@ -183,17 +205,7 @@ func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
 		r.release(s)
 		return nil, err
 	}
-	s.launch(ctx)
 	return s, nil
-}
-
-// Run starts a session and waits for it to stop (end, pause or wait).
-func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
-	s, err := r.Start(ctx, task)
-	if err != nil {
-		return nil, err
-	}
-	return s.Wait(ctx)
 }
 
 // Resume continues a stopped session from its log: a paused or waiting

@@ -211,6 +211,14 @@ func (s *Session) shown(evs []Event) {
 }
 
 func (s *Session) launch(ctx context.Context) {
+	run := s.prepare(ctx)
+	go run()
+}
+
+// prepare readies the session to run and returns the function that runs
+// it to its stop; launch runs it on a new goroutine, Runner.Run on the
+// caller's.
+func (s *Session) prepare(ctx context.Context) func() {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	s.mu.Lock()
 	s.cancel = cancel
@@ -223,12 +231,12 @@ func (s *Session) launch(ctx context.Context) {
 	if s.r.cfg.Stop != nil {
 		s.stop = AnyOf(s.stop, s.r.cfg.Stop)
 	}
-	go func() {
+	return func() {
 		defer close(s.done)
 		defer s.r.release(s)
 		defer cancel(nil)
 		s.err = s.run(runCtx)
-	}()
+	}
 }
 
 // Pause asks a session running here to pause.
