@@ -42,6 +42,17 @@ func Split(events []loop.Event) ([]Run, error) {
 		e := events[0]
 		return []Run{{SessionID: e.SessionID, First: e.Seq, Last: e.Seq, Events: events}}, nil
 	}
+	if oneSession(events) { // what the runner appends: no map, no copy
+		for i, e := range events {
+			if err := check(e); err != nil {
+				return nil, err
+			}
+			if i > 0 && e.Seq != events[i-1].Seq+1 {
+				return nil, fmt.Errorf("session %s: event %d (%s) does not follow event %d in the same append: %w", e.SessionID, e.Seq, e.Type, events[i-1].Seq, loop.ErrSeqConflict)
+			}
+		}
+		return []Run{{SessionID: events[0].SessionID, First: events[0].Seq, Last: events[len(events)-1].Seq, Events: events}}, nil
+	}
 	var runs []Run
 	index := map[string]int{}
 	for _, e := range events {
@@ -92,4 +103,16 @@ func Conflict(r Run, last int64) error {
 		return fmt.Errorf("session %s: append of events %d–%d: event %d is already stored (last stored is %d) — another writer got there first or events were replayed: %w", r.SessionID, r.First, r.Last, r.First, last, loop.ErrSeqConflict)
 	}
 	return fmt.Errorf("session %s: append of events %d–%d leaves a gap: the log ends at %d, next must be %d: %w", r.SessionID, r.First, r.Last, last, last+1, loop.ErrSeqConflict)
+}
+
+func oneSession(events []loop.Event) bool {
+	if len(events) == 0 {
+		return false
+	}
+	for _, e := range events[1:] {
+		if e.SessionID != events[0].SessionID {
+			return false
+		}
+	}
+	return true
 }
