@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store/internal/appendcheck"
@@ -49,11 +50,19 @@ func (r *request) size() int {
 }
 
 // writer owns the write connection and the cache of session summaries.
+// It holds the connection for its lifetime and runs its transactions with
+// BEGIN IMMEDIATE / COMMIT on it, with statements prepared once on it:
+// no per-batch transaction objects or re-bound statements.
 type writer struct {
 	db   *sql.DB
+	conn *sql.Conn
 	path string
 
-	getSummary, upsertSession, insertEvent *sql.Stmt
+	getSummary, upsertSession *sql.Stmt
+	// insertN[k] inserts k events in one statement (prepared on first use).
+	insertN [maxInsertRows + 1]*sql.Stmt
+	args    []any
+	tx      batchTx
 
 	// cache holds the stored summary (and so the last seq) of sessions
 	// recently written, so appends need not read it back. Entries are
@@ -65,15 +74,22 @@ type writer struct {
 	taken []*request
 }
 
+// maxInsertRows is the most events one INSERT statement carries.
+const maxInsertRows = 16
+
 func newWriter(ctx context.Context, db *sql.DB, path string, cacheSize int) (*writer, error) {
 	w := &writer{db: db, path: path, cache: map[string]loop.Summary{}, cacheSize: cacheSize}
-	var err error
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store %s: writer connection: %w", path, err)
+	}
+	w.conn = conn
 	prepare := func(q string) *sql.Stmt {
 		if err != nil {
 			return nil
 		}
 		var st *sql.Stmt
-		st, err = db.PrepareContext(ctx, q)
+		st, err = conn.PrepareContext(ctx, q)
 		return st
 	}
 	w.getSummary = prepare(`SELECT task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq FROM sessions WHERE id = ?`)
@@ -86,20 +102,50 @@ ON CONFLICT (id) DO UPDATE SET task = excluded.task, model = excluded.model, sta
 	iteration = excluded.iteration, tokens = excluded.tokens, cost_usd = excluded.cost_usd, created_at = excluded.created_at,
 	updated_at = excluded.updated_at, last_seq = excluded.last_seq
 WHERE sessions.last_seq = ?`)
-	w.insertEvent = prepare(`INSERT INTO events (session_id, seq, type, version, time, data) VALUES (?, ?, ?, ?, ?, ?)`)
+	w.insertN[1] = prepare(insertSQL(1))
 	if err != nil {
 		w.close()
 		return nil, fmt.Errorf("sqlite store %s: prepare writer statements: %w", path, err)
 	}
+	w.tx = batchTx{Conn: conn, get: w.getSummary, upsert: w.upsertSession}
 	return w, nil
+}
+
+func insertSQL(rows int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO events (session_id, seq, type, version, time, data) VALUES ")
+	for i := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?)")
+	}
+	return b.String()
+}
+
+// insertStmt returns the statement inserting k events, preparing it once.
+func (w *writer) insertStmt(ctx context.Context, k int) (*sql.Stmt, error) {
+	if st := w.insertN[k]; st != nil {
+		return st, nil
+	}
+	st, err := w.conn.PrepareContext(ctx, insertSQL(k))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store %s: prepare insert of %d events: %w", w.path, k, err)
+	}
+	w.insertN[k] = st
+	return st, nil
 }
 
 func (w *writer) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{w.getSummary, w.upsertSession, w.insertEvent} {
+	stmts := append([]*sql.Stmt{w.getSummary, w.upsertSession}, w.insertN[:]...)
+	for _, st := range stmts {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
+	}
+	if w.conn != nil {
+		errs = append(errs, w.conn.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -151,33 +197,34 @@ func (w *writer) write(batch []*request) {
 // writeAll writes the taken requests in one transaction, setting errs[i]
 // for a request that fails alone. An error return fails them all.
 func (w *writer) writeAll(ctx context.Context, errs []error) error {
-	sqlTx, err := w.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see dsn)
-	if err != nil {
+	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("sqlite store %s: begin transaction: %w", w.path, err)
 	}
-	tx := &batchTx{
-		Tx:     sqlTx,
-		get:    sqlTx.StmtContext(ctx, w.getSummary),
-		upsert: sqlTx.StmtContext(ctx, w.upsertSession),
-		insert: sqlTx.StmtContext(ctx, w.insertEvent),
-	}
+	tx := &w.tx
 	for i, r := range w.taken {
 		var fatal error
 		if errs[i], fatal = w.writeRequest(ctx, tx, r); fatal != nil {
-			sqlTx.Rollback()
+			w.rollback(ctx)
 			return fatal
 		}
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		w.rollback(ctx)
 		return fmt.Errorf("sqlite store %s: commit: %w", w.path, err)
 	}
 	return nil
 }
 
-// batchTx is the transaction of one batch with its statements.
+// rollback ends a failed transaction. SQLite may already have rolled it
+// back (disk full, I/O error), so "no transaction is active" is fine.
+func (w *writer) rollback(ctx context.Context) {
+	_, _ = w.conn.ExecContext(ctx, "ROLLBACK")
+}
+
+// batchTx is the write connection inside a transaction, with its statements.
 type batchTx struct {
-	*sql.Tx
-	get, upsert, insert *sql.Stmt
+	*sql.Conn
+	get, upsert *sql.Stmt
 }
 
 // writeRequest writes one request inside tx. It returns the request's own
@@ -275,9 +322,22 @@ func (w *writer) insert(ctx context.Context, tx *batchTx, run appendcheck.Run, d
 	} else if n != 1 {
 		return true, nil
 	}
-	for j, e := range run.Events {
-		if _, err := tx.insert.ExecContext(ctx, e.SessionID, e.Seq, string(e.Type), e.Version, encodeTime(e.Time), data[j]); err != nil {
-			return false, fmt.Errorf("sqlite store %s: session %s: insert event %d: %w", w.path, run.SessionID, e.Seq, err)
+	for start := 0; start < len(run.Events); start += maxInsertRows {
+		end := min(start+maxInsertRows, len(run.Events))
+		st, err := w.insertStmt(ctx, end-start)
+		if err != nil {
+			return false, err
+		}
+		args := w.args[:0]
+		for j := start; j < end; j++ {
+			e := run.Events[j]
+			args = append(args, e.SessionID, e.Seq, string(e.Type), e.Version, encodeTime(e.Time), data[j])
+		}
+		_, err = st.ExecContext(ctx, args...)
+		clear(args)
+		w.args = args[:0]
+		if err != nil {
+			return false, fmt.Errorf("sqlite store %s: session %s: insert events %d–%d: %w", w.path, run.SessionID, run.Events[start].Seq, run.Events[end-1].Seq, err)
 		}
 	}
 	return false, nil
