@@ -341,3 +341,45 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+func TestRecoverNothingLeft(t *testing.T) {
+	c := newCLI(t)
+	if _, errOut, code := c.run("", "sessions", "recover"); code != 0 || !strings.Contains(errOut, "no session was left running") {
+		t.Fatalf("%d %s", code, errOut)
+	}
+}
+
+// kill -9 during a run leaves the session "running"; recover finishes it.
+func TestRecoverAfterKill(t *testing.T) {
+	c := newCLI(t)
+	script := writeScript(t, `{"steps":[
+		{"tool_calls":[{"name":"list_dir","arguments":{}}]},
+		{"text":"slow","delay":"2s","tool_calls":[{"name":"list_dir","arguments":{"path":"."}}]},
+		{"text":"recovered and done"}]}`)
+	cmd := exec.Command(binary, c.withDB([]string{"run", "--model", "script:" + script, "--dir", t.TempDir(), "task"})...)
+	cmd.Env = hermeticEnv(t)
+	var errb syncBuffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(errb.String(), "list_dir") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no progress: %s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	list, _, _ := c.run("", "sessions", "list", "--status", "running")
+	id := sessionID(t, c)
+	if !strings.Contains(list, id) {
+		t.Fatalf("not left running: %s", list)
+	}
+	out, errOut, code := c.run("", "sessions", "recover")
+	if code != exitCompleted || !strings.Contains(out, "recovered and done") || !strings.Contains(errOut, "recovering session "+id) {
+		t.Fatalf("%d %s %s", code, out, errOut)
+	}
+}

@@ -18,6 +18,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	subs := map[string]func([]string, io.Writer, io.Writer) int{
 		"list": sessionsList, "show": sessionsShow, "resume": sessionsResume, "terminate": sessionsTerminate,
 		"reply": sessionsReply, "approvals": sessionsApprovals, "approve": sessionsApprove, "deny": sessionsDeny,
+		"recover": sessionsRecover,
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, `Usage: agentloop sessions <command> [flags]
@@ -25,6 +26,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
   list                          list sessions, newest first (--status, --limit, --json)
   show ID                       every iteration, tool call, message and usage (--json, --events)
   resume ID                     continue a paused, waiting or interrupted session
+  recover                       resume every session a crashed process left running
   reply ID "text"               answer a session waiting for you, and resume it
   approvals [ID]                list tool calls waiting for approval
   approve ID CALL HASH          approve a tool call (--args JSON to change its arguments)
@@ -369,4 +371,35 @@ func sessionsTerminate(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "session %s terminated (%s)\n", state.ID, state.Detail)
 	return 0
+}
+
+// sessionsRecover resumes, one after another, every session whose process
+// died while it ran (status running in the database).
+func sessionsRecover(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sessions recover", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := dbFlag(fs)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	st, err := openStore(*db)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	list, err := st.List(context.Background(), store.Filter{Status: []loop.Status{loop.StatusRunning}})
+	st.Close()
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stderr, "no session was left running")
+		return 0
+	}
+	worst := 0
+	for _, s := range list {
+		fmt.Fprintf(stderr, "recovering session %s: %s\n", s.ID, oneLine(s.Task, 60))
+		code := sessionsResume([]string{"--db", *db, s.ID}, stdout, stderr)
+		worst = max(worst, code)
+	}
+	return worst
 }
