@@ -103,12 +103,16 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	if name == "" {
 		return nil, fmt.Errorf("%s: no model name: set it in the request or the config", c.cfg.Provider)
 	}
-	buf, err := transport.EncodeJSON(c.buildRequest(name, req, stream != nil))
+	buf := transport.GetByteBuf(requestSize(req))
+	// The request body is not returned to the pool: net/http may still be
+	// reading it after the round trip returns (a server that answers before
+	// the upload ends), and a reused buffer would race with that read.
+	body, err := c.appendRequest(buf.B, name, req, stream != nil)
+	buf.B = body
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding the request: %w", c.cfg.Provider, err)
 	}
-	defer transport.PutBuffer(buf)
-	resp, err := c.tc.Do(ctx, name, buf.Bytes(), stream, func(r *transport.Reply) (*model.Response, error) {
+	resp, err := c.tc.Do(ctx, name, body, stream, func(r *transport.Reply) (*model.Response, error) {
 		if r.MediaType == "application/json" || (!r.Streaming() && r.MediaType != "text/event-stream") {
 			return c.parseJSON(r)
 		}

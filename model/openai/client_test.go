@@ -383,6 +383,23 @@ func TestErrors(t *testing.T) {
 			hits: 1,
 		},
 		{
+			name:    "total timeout while the body streams ends the call, not retried",
+			replies: []pt.Reply{{Header: sseHeader, Body: pt.Load(t, "stream_truncated.sse"), HangAfter: true}},
+			stream:  true, mod: func(c *Config) { c.Timeouts.Total = 50 * time.Millisecond; c.Timeouts.Idle = time.Hour },
+			is: []error{model.ErrTimeout}, isNot: []error{model.ErrRetryable},
+			msg:  []string{"did not finish within 50ms (total timeout)"},
+			hits: 1,
+		},
+		{
+			name:    "total timeout counts from the first attempt across retries",
+			replies: []pt.Reply{{Status: 503, Body: []byte("busy")}, {HangBefore: true}},
+			mod:     func(c *Config) { c.Timeouts.Total = 50 * time.Millisecond },
+			is:      []error{model.ErrTimeout}, isNot: []error{model.ErrRetryable},
+			msg:   []string{"did not finish within 50ms (total timeout)"},
+			hits:  2,
+			waits: []time.Duration{250 * time.Millisecond},
+		},
+		{
 			name:    "total timeout ends the call",
 			replies: []pt.Reply{{HangBefore: true}},
 			mod:     func(c *Config) { c.Timeouts.Total = 30 * time.Millisecond },
@@ -470,6 +487,55 @@ func TestConnectionRefused(t *testing.T) {
 	var ne *transport.NetError
 	if !errors.As(err, &ne) {
 		t.Errorf("not a NetError: %T", err)
+	}
+}
+
+// TestNoTimeouts: with every limit disabled (no timer is made) calls work,
+// and a server that keeps the stream open after [DONE] still does not
+// hold the call.
+func TestNoTimeouts(t *testing.T) {
+	off := func(c *Config) { c.Timeouts = transport.Timeouts{Connect: -1, FirstByte: -1, Idle: -1, Total: -1} }
+	srv := pt.New(t, validateRequest, errorBody, pt.Reply{Header: sseHeader, Body: pt.Load(t, "stream_text.sse"), HangAfter: true})
+	resp, err := newClient(srv, &pt.Sleeps{}, off).Generate(t.Context(), conversation(), func(model.Delta) {})
+	if err != nil || resp.Text != "All tests pass." {
+		t.Fatalf("stream: got %+v, %v", resp, err)
+	}
+	srv = pt.New(t, validateRequest, errorBody, pt.Reply{Header: jsonHeader, Body: pt.Load(t, "completion_text.json")})
+	resp, err = newClient(srv, &pt.Sleeps{}, off).Generate(t.Context(), conversation(), nil)
+	if err != nil || resp.FinishReason != "stop" {
+		t.Fatalf("json: got %+v, %v", resp, err)
+	}
+}
+
+// TestSequentialCalls: one client, many calls of both kinds (pooled
+// buffers, readers and decoders reused), the same replies every time.
+func TestSequentialCalls(t *testing.T) {
+	srv := pt.New(t, validateRequest, errorBody, pt.Reply{Header: sseHeader, Body: pt.Load(t, "stream_parallel_tool_calls.sse")})
+	jsrv := pt.New(t, validateRequest, errorBody, pt.Reply{Header: jsonHeader, Body: pt.Load(t, "completion_tool_calls.json")})
+	sc, jc := newClient(srv, &pt.Sleeps{}, nil), newClient(jsrv, &pt.Sleeps{}, nil)
+	var first, jfirst *model.Response
+	for i := range 20 {
+		req := conversation()
+		req.Messages = append(req.Messages, model.Message{Role: model.RoleUser, Content: strings.Repeat("more ", i*50)})
+		resp, err := sc.Generate(t.Context(), req, func(model.Delta) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jresp, err := jc.Generate(t.Context(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first, jfirst = resp, jresp
+		} else if !reflect.DeepEqual(resp, first) || !reflect.DeepEqual(jresp, jfirst) {
+			t.Fatalf("call %d: %+v / %+v, want %+v / %+v", i, resp, jresp, first, jfirst)
+		}
+		var got struct {
+			Messages []model.Message `json:"messages"`
+		}
+		if err := json.Unmarshal(srv.Request(i), &got); err != nil || len(got.Messages) != len(req.Messages) || got.Messages[len(got.Messages)-1].Content != req.Messages[len(req.Messages)-1].Content {
+			t.Fatalf("call %d: request %s (%v)", i, srv.Request(i), err)
+		}
 	}
 }
 

@@ -39,7 +39,11 @@ type wholeReply struct {
 }
 
 // parseJSON reads a whole chat.completion (also when a server ignored
-// "stream": true, in which case its content is emitted as one delta).
+// "stream": true, in which case its content is emitted as one delta). It
+// builds the Response straight from the decoded message; the deltas, their
+// order and the errors are those of feeding the message through the
+// stream accumulator as one chunk, which is what it does for a reply with
+// so many tool calls that the accumulator's index limit comes into play.
 func (c *Client) parseJSON(r *transport.Reply) (*model.Response, error) {
 	buf, err := transport.ReadBody(r.Body)
 	if err != nil {
@@ -47,7 +51,10 @@ func (c *Client) parseJSON(r *transport.Reply) (*model.Response, error) {
 	}
 	defer transport.PutBuffer(buf)
 	var w wholeReply
-	if err := json.Unmarshal(buf.Bytes(), &w); err != nil {
+	dec := transport.GetJSONDecoder()
+	err = dec.Unmarshal(buf.Bytes(), &w)
+	transport.PutJSONDecoder(dec)
+	if err != nil {
 		return nil, r.Malformed("%s (%v)", transport.DescribeBody(r.MediaType, buf.Bytes()), jsonErr(err))
 	}
 	if len(w.Error) > 0 && string(w.Error) != "null" {
@@ -56,6 +63,50 @@ func (c *Client) parseJSON(r *transport.Reply) (*model.Response, error) {
 	if len(w.Choices) == 0 {
 		return nil, r.Malformed("the reply has no choices: %q", transport.Excerpt(buf.Bytes(), 120))
 	}
+	msg := &w.Choices[0].Message
+	if len(msg.ToolCalls) > maxCallIndex+1 {
+		return c.accumulateWhole(r, &w)
+	}
+	resp := &model.Response{Model: w.Model, Usage: w.Usage.usage()}
+	if msg.Content != nil {
+		resp.Text = *msg.Content
+	} else if msg.Refusal != nil {
+		resp.Text = *msg.Refusal
+	}
+	if resp.Text != "" {
+		r.Emit(model.Delta{Text: resp.Text})
+	}
+	if rs := msg.ReasoningContent + msg.Reasoning; rs != "" {
+		r.Emit(model.Delta{Reasoning: rs})
+		resp.Reasoning = []model.ReasoningBlock{{Type: "thinking", Text: rs}}
+	}
+	for i := range msg.ToolCalls {
+		fn := &msg.ToolCalls[i].Function
+		if fn.Name != "" || fn.Arguments != "" {
+			r.Emit(model.Delta{ToolCallIndex: i, ToolName: fn.Name, ArgumentsFragment: fn.Arguments})
+		}
+	}
+	if len(msg.ToolCalls) > 0 {
+		resp.ToolCalls = make([]model.ToolCall, len(msg.ToolCalls))
+		for i := range msg.ToolCalls {
+			tc := &msg.ToolCalls[i]
+			if tc.Function.Name == "" {
+				return nil, r.Malformed("tool call %d has no function name (arguments %q)", i, transport.Excerpt([]byte(tc.Function.Arguments), 80))
+			}
+			id := tc.ID
+			if id == "" {
+				id = c.cfg.NewID()
+			}
+			resp.ToolCalls[i] = model.ToolCall{ID: id, Name: tc.Function.Name, Arguments: transport.ArgumentsString(tc.Function.Arguments)}
+		}
+	}
+	resp.FinishReason = finishReason(w.Choices[0].FinishReason, len(resp.ToolCalls) > 0)
+	return resp, nil
+}
+
+// accumulateWhole turns a whole reply into one chunk for the stream
+// accumulator.
+func (c *Client) accumulateWhole(r *transport.Reply, w *wholeReply) (*model.Response, error) {
 	var a reply
 	a.model, a.usage, a.finish = w.Model, w.Usage, w.Choices[0].FinishReason
 	msg := &w.Choices[0].Message

@@ -2,33 +2,13 @@ package openai
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/model/internal/transport"
 )
 
-type chatRequest struct {
-	Model               string         `json:"model"`
-	Messages            []wireMessage  `json:"messages"`
-	Tools               []wireTool     `json:"tools,omitempty"`
-	MaxTokens           int            `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
-	Temperature         *float64       `json:"temperature,omitempty"`
-	Stream              bool           `json:"stream,omitempty"`
-	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
-}
-
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
-
-type wireMessage struct {
-	Role string `json:"role"`
-	// Content is null on an assistant message that only calls tools.
-	Content    *string        `json:"content"`
-	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-}
-
+// wireToolCall is a tool call in a reply.
 type wireToolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"`
@@ -41,68 +21,130 @@ type wireFunction struct {
 	Arguments string `json:"arguments"`
 }
 
-type wireTool struct {
-	Type     string       `json:"type"`
-	Function wireToolSpec `json:"function"`
-}
-
-type wireToolSpec struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters"`
-}
-
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-func (c *Client) buildRequest(name string, req *model.Request, stream bool) *chatRequest {
-	out := &chatRequest{
-		Model:       name,
-		Messages:    make([]wireMessage, 0, len(req.Messages)),
-		Temperature: req.Temperature,
-	}
-	if req.MaxTokens > 0 {
-		if c.cfg.MaxTokensField == "max_completion_tokens" {
-			out.MaxCompletionTokens = req.MaxTokens
-		} else {
-			out.MaxTokens = req.MaxTokens
-		}
-	}
-	if stream {
-		out.Stream = true
-		out.StreamOptions = &streamOptions{IncludeUsage: true}
-	}
+// appendRequest appends the Chat Completions request body for req to b,
+// written field by field, without intermediate structs:
+//
+//	{"model":…,"messages":[…],"tools":[…],"max_tokens":…,
+//	 "max_completion_tokens":…,"temperature":…,"stream":true,
+//	 "stream_options":{"include_usage":true}}
+//
+// and a newline, exactly as encoding/json (with SetEscapeHTML(false)) would
+// encode the equivalent struct; optional fields are left out when empty.
+// A message's content is null on an assistant message that only calls
+// tools; tool-call arguments are sent as a JSON string ("{}" when empty);
+// a tool without parameters gets an empty object schema.
+func (c *Client) appendRequest(b []byte, name string, req *model.Request, stream bool) ([]byte, error) {
+	var err error
+	b = append(b, `{"model":`...)
+	b = transport.AppendJSONString(b, name)
+	b = append(b, `,"messages":[`...)
 	for i := range req.Messages {
-		m := &req.Messages[i]
-		wm := wireMessage{Role: string(m.Role), Content: &m.Content}
-		switch m.Role {
-		case model.RoleAssistant:
-			if len(m.ToolCalls) > 0 {
-				if m.Content == "" {
-					wm.Content = nil
-				}
-				wm.ToolCalls = make([]wireToolCall, len(m.ToolCalls))
-				for j, tc := range m.ToolCalls {
-					args := string(tc.Arguments)
-					if args == "" {
-						args = "{}"
-					}
-					wm.ToolCalls[j] = wireToolCall{ID: tc.ID, Type: "function", Function: wireFunction{Name: tc.Name, Arguments: args}}
-				}
-			}
-		case model.RoleTool:
-			wm.ToolCallID = m.ToolCallID
+		if i > 0 {
+			b = append(b, ',')
 		}
-		out.Messages = append(out.Messages, wm)
+		b = appendMessage(b, &req.Messages[i])
 	}
+	b = append(b, ']')
 	if len(req.Tools) > 0 {
-		out.Tools = make([]wireTool, len(req.Tools))
-		for i, t := range req.Tools {
+		b = append(b, `,"tools":[`...)
+		for i := range req.Tools {
+			t := &req.Tools[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":"function","function":{"name":`...)
+			b = transport.AppendJSONString(b, t.Name)
+			if t.Description != "" {
+				b = append(b, `,"description":`...)
+				b = transport.AppendJSONString(b, t.Description)
+			}
+			b = append(b, `,"parameters":`...)
 			params := t.Parameters
 			if len(params) == 0 {
 				params = emptySchema
 			}
-			out.Tools[i] = wireTool{Type: "function", Function: wireToolSpec{Name: t.Name, Description: t.Description, Parameters: params}}
+			if b, err = transport.AppendJSONRaw(b, params); err != nil {
+				return b, err
+			}
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
+	if req.MaxTokens > 0 {
+		if c.cfg.MaxTokensField == "max_completion_tokens" {
+			b = append(b, `,"max_completion_tokens":`...)
+		} else {
+			b = append(b, `,"max_tokens":`...)
+		}
+		b = strconv.AppendInt(b, int64(req.MaxTokens), 10)
+	}
+	if req.Temperature != nil {
+		b = append(b, `,"temperature":`...)
+		if b, err = transport.AppendJSONFloat(b, *req.Temperature); err != nil {
+			return b, err
 		}
 	}
-	return out
+	if stream {
+		b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
+	}
+	return append(b, "}\n"...), nil
+}
+
+func appendMessage(b []byte, m *model.Message) []byte {
+	b = append(b, `{"role":`...)
+	b = transport.AppendJSONString(b, string(m.Role))
+	calls := m.Role == model.RoleAssistant && len(m.ToolCalls) > 0
+	if calls && m.Content == "" {
+		b = append(b, `,"content":null`...)
+	} else {
+		b = append(b, `,"content":`...)
+		b = transport.AppendJSONString(b, m.Content)
+	}
+	if calls {
+		b = append(b, `,"tool_calls":[`...)
+		for j := range m.ToolCalls {
+			tc := &m.ToolCalls[j]
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = transport.AppendJSONString(b, tc.ID)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = transport.AppendJSONString(b, tc.Name)
+			b = append(b, `,"arguments":`...)
+			if len(tc.Arguments) == 0 {
+				b = append(b, `"{}"`...)
+			} else {
+				b = transport.AppendJSONString(b, []byte(tc.Arguments))
+			}
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
+	if m.Role == model.RoleTool && m.ToolCallID != "" {
+		b = append(b, `,"tool_call_id":`...)
+		b = transport.AppendJSONString(b, m.ToolCallID)
+	}
+	return append(b, '}')
+}
+
+// requestSize guesses the size of the encoded request, so the buffer is
+// allocated once when the pooled one is too small.
+func requestSize(req *model.Request) int {
+	n := 256
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		n += 64 + len(m.Content) + len(m.ToolCallID)
+		for j := range m.ToolCalls {
+			tc := &m.ToolCalls[j]
+			n += 96 + len(tc.ID) + len(tc.Name) + len(tc.Arguments) + len(tc.Arguments)/8
+		}
+	}
+	for i := range req.Tools {
+		t := &req.Tools[i]
+		n += 96 + len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	return n + n/16
 }

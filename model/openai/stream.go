@@ -77,6 +77,10 @@ type reply struct {
 	model     string
 }
 
+// maxCallIndex is the largest tool-call index kept apart; larger (and
+// negative) ones share its slot.
+const maxCallIndex = 1024
+
 type callAcc struct {
 	id, name string
 	args     []byte
@@ -96,8 +100,8 @@ func (a *reply) slot(d *toolCallDelta) int {
 		return len(a.calls) - 1
 	}
 	i := *d.Index
-	if i < 0 || i > 1024 {
-		i = 1024
+	if i < 0 || i > maxCallIndex {
+		i = maxCallIndex
 	}
 	for len(a.slots) <= i {
 		a.slots = append(a.slots, -1)
@@ -194,8 +198,14 @@ var doneMarker = []byte("[DONE]")
 
 // parseStream reads a "text/event-stream" reply to its "data: [DONE]".
 func (c *Client) parseStream(r *transport.Reply) (*model.Response, error) {
-	sse := transport.NewSSEReader(r.Body)
+	sse := transport.GetSSEReader(r.Body)
+	defer transport.PutSSEReader(sse)
+	dec := transport.GetJSONDecoder()
+	defer transport.PutJSONDecoder(dec)
 	var a reply
+	// ch is decoded into afresh for every event; only the capacity of its
+	// choices is kept, cleared.
+	var ch firstChunk
 	for {
 		_, data, err := sse.Next()
 		if err == io.EOF {
@@ -211,12 +221,15 @@ func (c *Client) parseStream(r *transport.Reply) (*model.Response, error) {
 		if len(data) == 0 {
 			continue
 		}
-		var ch firstChunk
+		choices := ch.Choices[:cap(ch.Choices)]
+		clear(choices)
+		ch = firstChunk{}
+		ch.Choices = choices[:0]
 		if a.model == "" {
-			err = json.Unmarshal(data, &ch)
+			err = dec.Unmarshal(data, &ch)
 			a.model = ch.Model
 		} else {
-			err = json.Unmarshal(data, &ch.chunk)
+			err = dec.Unmarshal(data, &ch.chunk)
 		}
 		if err != nil {
 			return nil, r.Malformed("event %d is not valid JSON (%v): %q", sse.Events, jsonErr(err), transport.Excerpt(data, 120))

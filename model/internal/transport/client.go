@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -98,6 +100,10 @@ func (r *Reply) Emit(d model.Delta) {
 	}
 }
 
+// SetStream sets the StreamFunc Emit calls, for tests that hand a Handler a
+// Reply of their own.
+func (r *Reply) SetStream(fn model.StreamFunc) { r.stream = fn }
+
 // Streaming reports whether the caller passed a StreamFunc.
 func (r *Reply) Streaming() bool { return r.stream != nil }
 
@@ -125,21 +131,31 @@ func (e *readError) Unwrap() error { return e.err }
 // hands the first 2xx reply to handle.
 func (c *Client) Do(ctx context.Context, modelName string, body []byte, stream model.StreamFunc, handle Handler) (*model.Response, error) {
 	call := Call{Provider: c.cfg.Provider, URL: c.cfg.URL, Model: modelName}
+	// The total limit is enforced by each attempt's own timer, so a call
+	// that succeeds at once needs no context of its own for it; a deadline
+	// context is made only before the first wait between attempts, which
+	// it must also bound.
+	var end time.Time
 	if t := c.timeouts.Total; t > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, t, &TimeoutError{Call: call, Limit: "total", After: t})
-		defer cancel()
+		end = time.Now().Add(t)
 	}
+	bounded := false // ctx carries the total deadline
 	for attempt := 1; ; attempt++ {
 		if ctx.Err() != nil {
 			return nil, c.stopped(ctx, call)
 		}
-		resp, err, retry, retryAfter := c.attempt(ctx, call, body, stream, handle)
+		resp, err, retry, retryAfter := c.attempt(ctx, call, end, body, stream, handle)
 		if err == nil {
 			return resp, nil
 		}
 		if !retry {
 			return nil, err
+		}
+		if !end.IsZero() && !bounded {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadlineCause(ctx, end, &TimeoutError{Call: call, Limit: "total", After: c.timeouts.Total})
+			defer cancel() // once: bounded is set
+			bounded = true
 		}
 		if ctx.Err() != nil {
 			return nil, c.stopped(ctx, call)
@@ -167,9 +183,25 @@ func (c *Client) stopped(ctx context.Context, call Call) error {
 	return fmt.Errorf("%s: call to %s stopped: %w", call.Provider, call.where(), cause)
 }
 
-// attempt makes one request. retry reports whether the failure is worth
-// another attempt; retryAfter is the server's hint.
-func (c *Client) attempt(ctx context.Context, call Call, body []byte, stream model.StreamFunc, handle Handler) (_ *model.Response, err error, retry bool, retryAfter time.Duration) {
+// Header values set on every request. They are shared, never modified, and
+// have no spare capacity, so an append by anyone else copies them.
+var (
+	contentTypeJSON = []string{"application/json"}[:1:1]
+	acceptJSON      = []string{"application/json"}[:1:1]
+	acceptStream    = []string{"text/event-stream, application/x-ndjson, application/json"}[:1:1]
+)
+
+// attemptState is what one attempt needs beyond the request, in one
+// allocation.
+type attemptState struct {
+	body  timedBody
+	reply Reply
+}
+
+// attempt makes one request. end is the deadline of the whole call (zero
+// for none). retry reports whether the failure is worth another attempt;
+// retryAfter is the server's hint.
+func (c *Client) attempt(ctx context.Context, call Call, end time.Time, body []byte, stream model.StreamFunc, handle Handler) (_ *model.Response, err error, retry bool, retryAfter time.Duration) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.cfg.URL, bytes.NewReader(body))
@@ -179,16 +211,20 @@ func (c *Client) attempt(ctx context.Context, call Call, body []byte, stream mod
 	for k, v := range c.cfg.Header {
 		req.Header[k] = v
 	}
-	req.Header.Set("Content-Type", "application/json")
+	// As Header.Set would, without allocating the value slices.
+	req.Header["Content-Type"] = contentTypeJSON
 	if stream != nil {
-		req.Header.Set("Accept", "text/event-stream, application/x-ndjson, application/json")
+		req.Header["Accept"] = acceptStream
 	} else {
-		req.Header.Set("Accept", "application/json")
+		req.Header["Accept"] = acceptJSON
 	}
 
-	tb := &timedBody{cancel: cancel, call: call, idle: c.timeouts.Idle}
-	if t := c.timeouts.FirstByte; t > 0 {
-		tb.first = time.AfterFunc(t, func() { cancel(&TimeoutError{Call: call, Limit: "first-byte", After: t}) })
+	st := &attemptState{body: timedBody{cancel: cancel, call: call, firstByte: c.timeouts.FirstByte, idle: c.timeouts.Idle, end: end, total: c.timeouts.Total}}
+	tb := &st.body
+	tb.timed = tb.firstByte > 0 || tb.idle > 0 || !end.IsZero()
+	if tb.timed {
+		tb.start = time.Now()
+		tb.setPhase(waitingFirstByte)
 	}
 	defer tb.stop()
 
@@ -198,7 +234,7 @@ func (c *Client) attempt(ctx context.Context, call Call, body []byte, stream mod
 	}
 	defer resp.Body.Close()
 	tb.rc = resp.Body
-	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mediaType := parseMediaType(resp.Header.Get("Content-Type"))
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		data, rerr := io.ReadAll(io.LimitReader(tb, 64<<10))
@@ -214,13 +250,31 @@ func (c *Client) attempt(ctx context.Context, call Call, body []byte, stream mod
 			resp.StatusCode, DescribeBody(mediaType, data))}, false, 0
 	}
 
-	r := &Reply{Call: call, Header: resp.Header, MediaType: mediaType, Body: tb, stream: stream}
+	r := &st.reply
+	*r = Reply{Call: call, Header: resp.Header, MediaType: mediaType, Body: tb, stream: stream}
 	out, err := handle(r)
 	if err != nil {
 		return c.failed(ctx, actx, call, err, r.emitted)
 	}
 	tb.drain()
 	return out, nil, false, 0
+}
+
+// parseMediaType is the media type of a Content-Type value, lower case and
+// without parameters ("" when it cannot be parsed), as mime.ParseMediaType
+// returns it; the values servers commonly send are answered without
+// parsing (and without the map of parameters that allocates).
+func parseMediaType(v string) string {
+	switch v {
+	case "application/json", "text/event-stream", "application/x-ndjson":
+		return v
+	case "application/json; charset=utf-8":
+		return "application/json"
+	case "text/event-stream; charset=utf-8":
+		return "text/event-stream"
+	}
+	mt, _, _ := mime.ParseMediaType(v)
+	return mt
 }
 
 // failed classifies an error from sending the request or handling the reply.
@@ -235,6 +289,10 @@ func (c *Client) failed(ctx, actx context.Context, call Call, err error, emitted
 	var oe *net.OpError
 	switch {
 	case actx.Err() != nil && errors.As(context.Cause(actx), &te):
+		if te.Limit == "total" {
+			// The whole call is out of time: nothing more to try.
+			return nil, te, false, 0
+		}
 		transient = te
 	case errors.As(err, &oe) && oe.Op == "dial" && oe.Timeout():
 		transient = &TimeoutError{Call: call, Limit: "connect", After: c.timeouts.Connect}
@@ -296,34 +354,126 @@ func (c *Client) statusError(call Call, resp *http.Response, mediaType string, b
 	return se
 }
 
-// timedBody enforces the first-byte and idle limits on a response body and
-// marks its read errors.
+// timedBody enforces the first-byte, idle and total limits on an attempt
+// and marks the read errors of its response body. One timer, made only
+// when some limit is set, serves all of them: it is set for whichever limit
+// runs out first in the current phase (waiting for the first byte, reading,
+// draining). A read only notes its time; the timer, on firing, checks the
+// limit against the latest read and either sets itself again or cancels
+// the attempt with that limit's TimeoutError.
 type timedBody struct {
-	rc     io.Reader
-	cancel context.CancelCauseFunc
-	call   Call
-	first  *time.Timer
-	idle   time.Duration
-	idleT  *time.Timer
-	begun  bool
+	rc        io.Reader
+	cancel    context.CancelCauseFunc
+	call      Call
+	start     time.Time // when the attempt began; read times count from it
+	firstByte time.Duration
+	idle      time.Duration
+	end       time.Time     // deadline of the whole call, zero for none
+	total     time.Duration // the total limit, for its error
+	timed     bool          // some limit is set
+	begun     bool          // a byte of the body has been read
+	eof       bool          // the body has been read to its end
+	lr        io.LimitedReader
+	lastRead  atomic.Int64 // nanoseconds from start to the latest read
+
+	mu         sync.Mutex
+	timer      *time.Timer
+	phase      int
+	drainStart time.Time
+	done       bool
+}
+
+const (
+	waitingFirstByte = iota
+	reading
+	draining
+)
+
+// deadline returns the limit that runs out first in the current phase,
+// its length, and when it runs out (zero when no limit applies). b.mu is
+// held.
+func (b *timedBody) deadline() (limit string, after time.Duration, due time.Time) {
+	switch b.phase {
+	case waitingFirstByte:
+		if b.firstByte > 0 {
+			limit, after, due = "first-byte", b.firstByte, b.start.Add(b.firstByte)
+		}
+	case reading:
+		if b.idle > 0 {
+			limit, after, due = "idle", b.idle, b.start.Add(time.Duration(b.lastRead.Load())+b.idle)
+		}
+	case draining:
+		limit, due = "", b.drainStart.Add(drainWait)
+	}
+	if !b.end.IsZero() && (due.IsZero() || b.end.Before(due)) {
+		limit, after, due = "total", b.total, b.end
+	}
+	return limit, after, due
+}
+
+// setPhase enters phase and sets the timer for it.
+func (b *timedBody) setPhase(phase int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return
+	}
+	b.phase = phase
+	if phase == draining {
+		b.drainStart = time.Now()
+	}
+	_, _, due := b.deadline()
+	switch {
+	case due.IsZero():
+		if b.timer != nil {
+			b.timer.Stop()
+		}
+	case b.timer == nil:
+		b.timer = time.AfterFunc(time.Until(due), b.fire)
+	default:
+		b.timer.Reset(time.Until(due))
+	}
+}
+
+// fire cancels the attempt if the limit it was set for has run out, and
+// otherwise (a read came since, or the phase changed) sets the timer again.
+func (b *timedBody) fire() {
+	b.mu.Lock()
+	if b.done {
+		b.mu.Unlock()
+		return
+	}
+	limit, after, due := b.deadline()
+	if due.IsZero() {
+		b.mu.Unlock()
+		return
+	}
+	if d := time.Until(due); d > 0 {
+		b.timer.Reset(d)
+		b.mu.Unlock()
+		return
+	}
+	b.done = true
+	b.mu.Unlock()
+	if limit == "" {
+		b.cancel(nil)
+		return
+	}
+	b.cancel(&TimeoutError{Call: b.call, Limit: limit, After: after})
 }
 
 func (b *timedBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
-	if n > 0 {
+	if n > 0 && b.timed {
+		b.lastRead.Store(int64(time.Since(b.start)))
 		if !b.begun {
 			b.begun = true
-			if b.first != nil {
-				b.first.Stop()
-			}
-			if d := b.idle; d > 0 {
-				b.idleT = time.AfterFunc(d, func() { b.cancel(&TimeoutError{Call: b.call, Limit: "idle", After: d}) })
-			}
-		} else if b.idleT != nil {
-			b.idleT.Reset(b.idle)
+			b.setPhase(reading)
 		}
 	}
-	if err != nil && err != io.EOF {
+	if err == io.EOF {
+		b.eof = true
+	} else if err != nil {
 		err = &readError{err}
 	}
 	return n, err
@@ -334,19 +484,23 @@ const drainWait = 200 * time.Millisecond
 
 // drain reads the little that may follow the terminal event (the chunked
 // encoding's end) so the connection can be reused, but gives up quickly on
-// a server that keeps the stream open.
+// a server that keeps the stream open. A body already read to its end
+// needs nothing.
 func (b *timedBody) drain() {
-	t := time.AfterFunc(drainWait, func() { b.cancel(nil) })
-	defer t.Stop()
-	_, _ = io.CopyN(io.Discard, b.rc, 4<<10)
+	if b.eof {
+		return
+	}
+	b.setPhase(draining)
+	b.lr = io.LimitedReader{R: b.rc, N: 4 << 10}
+	_, _ = io.Copy(io.Discard, &b.lr)
 }
 
 func (b *timedBody) stop() {
-	if b.first != nil {
-		b.first.Stop()
-	}
-	if b.idleT != nil {
-		b.idleT.Stop()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.done = true
+	if b.timer != nil {
+		b.timer.Stop()
 	}
 }
 

@@ -182,13 +182,21 @@ func DescribeBody(mediaType string, body []byte) string {
 }
 
 func htmlTitle(b []byte) string {
-	lower := bytes.ToLower(b)
+	// Lower case ASCII only: bytes.ToLower changes the length of invalid
+	// UTF-8 (a Latin-1 page), and the offsets must hold in b.
+	lower := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
 	i := bytes.Index(lower, []byte("<title>"))
 	if i < 0 {
 		return ""
 	}
-	rest := b[i+len("<title>"):]
-	j := bytes.Index(bytes.ToLower(rest), []byte("</title>"))
+	rest, lrest := b[i+len("<title>"):], lower[i+len("<title>"):]
+	j := bytes.Index(lrest, []byte("</title>"))
 	if j < 0 {
 		return ""
 	}

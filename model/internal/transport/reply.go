@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/agentloop/agentloop/model"
@@ -25,6 +26,21 @@ func Arguments(raw []byte) json.RawMessage {
 		return json.RawMessage(bytes.Clone(raw))
 	}
 	quoted, _ := json.Marshal(string(raw))
+	return quoted
+}
+
+// ArgumentsString is Arguments for text held in a string; the result owns
+// its bytes.
+func ArgumentsString(s string) json.RawMessage {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return json.RawMessage("{}")
+	}
+	raw := []byte(s)
+	if json.Valid(raw) {
+		return raw
+	}
+	quoted, _ := json.Marshal(s)
 	return quoted
 }
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // LineReader reads newline-terminated lines without allocating per line.
@@ -101,4 +102,30 @@ func (s *SSEReader) Next() (event, data []byte, err error) {
 			hasEvent = true
 		}
 	}
+}
+
+var sseReaders sync.Pool
+
+// GetSSEReader is NewSSEReader with the reader and its 64 KiB buffer taken
+// from a pool; PutSSEReader gives it back. The slices Next returned are
+// invalid after that.
+func GetSSEReader(r io.Reader) *SSEReader {
+	s, ok := sseReaders.Get().(*SSEReader)
+	if !ok {
+		return NewSSEReader(r)
+	}
+	s.lines.r.Reset(r)
+	return s
+}
+
+// PutSSEReader returns s to the pool, unless an event or line made its
+// buffers grow very large.
+func PutSSEReader(s *SSEReader) {
+	if cap(s.data) > 1<<20 || cap(s.event) > 1<<20 || cap(s.lines.long) > 1<<20 {
+		return
+	}
+	s.lines.r.Reset(nil)
+	s.event, s.data, s.lines.long = s.event[:0], s.data[:0], s.lines.long[:0]
+	s.Events = 0
+	sseReaders.Put(s)
 }

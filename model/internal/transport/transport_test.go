@@ -80,6 +80,9 @@ func TestDescribeBody(t *testing.T) {
 		{"text/plain", "", "empty response body"},
 		{"text/plain", "upstream connect error or disconnect/reset before headers", `the body is not a JSON error (content type "text/plain"): "upstream connect error or disconnect/reset before headers"`},
 		{"", "<p>oops</p>", `the body is HTML, not JSON: "<p>oops</p>"`},
+		// Not UTF-8 (a Latin-1 page): bytes.ToLower would shift the offsets.
+		{"text/html", "<\xbd<title>", `the body is HTML, not JSON: "<\xbd<title>"`},
+		{"text/html", "<p>caf\xe9</p><TITLE>Caf\xe9 \xc9T\xc9</Title>", "the body is an HTML page titled \"Caf\\xe9 \\xc9T\\xc9\", not JSON"},
 	}
 	for _, tt := range tests {
 		if got := DescribeBody(tt.mt, []byte(tt.body)); got != tt.want {

@@ -1,0 +1,137 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// Appending JSON by hand, for request bodies built without intermediate
+// structs. Each function writes exactly what a json.Encoder with
+// SetEscapeHTML(false) writes for the same value, and fails the same way.
+
+const hexDigits = "0123456789abcdef"
+
+// AppendJSONString appends s as a JSON string: '"' and '\\' and control
+// characters escaped (\b \f \n \r \t short), invalid UTF-8 replaced by
+// \ufffd, U+2028 and U+2029 escaped, everything else (<, >, & included)
+// as is.
+func AppendJSONString[T string | []byte](dst []byte, s T) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		n := min(len(s)-i, utf8.UTFMax)
+		c, size := utf8.DecodeRuneInString(string(s[i : i+n]))
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendJSONFloat appends f as encoding/json writes a float64 (ES6 number
+// formatting). NaN and infinities fail with the *json.UnsupportedValueError
+// encoding/json returns.
+func AppendJSONFloat(dst []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return dst, &json.UnsupportedValueError{Value: reflect.ValueOf(f), Str: strconv.FormatFloat(f, 'g', -1, 64)}
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 to e-9
+		n := len(dst)
+		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst, nil
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// AppendJSONRaw appends raw compacted, as encoding/json writes a
+// json.RawMessage: nil as null, invalid JSON failing with the
+// *json.MarshalerError encoding/json returns.
+func AppendJSONRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
+	if raw == nil {
+		return append(dst, "null"...), nil
+	}
+	b := bytes.NewBuffer(dst)
+	if err := json.Compact(b, raw); err != nil {
+		return dst, &json.MarshalerError{Type: rawMessageType, Err: err}
+	}
+	return b.Bytes(), nil
+}
+
+// ByteBuf is a pooled byte slice for a request body.
+type ByteBuf struct{ B []byte }
+
+var byteBufPool = sync.Pool{New: func() any { return new(ByteBuf) }}
+
+// GetByteBuf returns an empty pooled slice with at least size bytes of
+// capacity; PutByteBuf gives it back.
+func GetByteBuf(size int) *ByteBuf {
+	b := byteBufPool.Get().(*ByteBuf)
+	if cap(b.B) < size {
+		b.B = make([]byte, 0, size)
+	}
+	b.B = b.B[:0]
+	return b
+}
+
+// PutByteBuf returns b to the pool, dropping a slice that grew very large.
+func PutByteBuf(b *ByteBuf) {
+	if cap(b.B) > 1<<20 {
+		b.B = nil
+	}
+	byteBufPool.Put(b)
+}
