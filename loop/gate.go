@@ -73,9 +73,11 @@ func (s *Session) gateAnswer(ctx context.Context, answer string) (accepted bool)
 	return d.Accept
 }
 
-func lastAssistantText(st *State) string {
-	for i := len(st.Conversation) - 1; i >= 0; i-- {
-		if m := st.Conversation[i]; m.Role == model.RoleAssistant && strings.TrimSpace(m.Content) != "" {
+// LastAnswer is the model's latest non-empty text: the answer, or the
+// partial answer of a session a limit or a person stopped.
+func (s *State) LastAnswer() string {
+	for i := len(s.Conversation) - 1; i >= 0; i-- {
+		if m := s.Conversation[i]; m.Role == model.RoleAssistant && strings.TrimSpace(m.Content) != "" {
 			return m.Content
 		}
 	}

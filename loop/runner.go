@@ -242,7 +242,7 @@ func (r *Runner) Reply(ctx context.Context, id, text string) (*Session, error) {
 			d := g.Reply(ctx, st, text)
 			out = append(out, d.Events...)
 			if d.Accept {
-				return append(out, &SessionEnded{Status: StatusCompleted, Reason: ReasonCompleted, Answer: lastAssistantText(st)}), nil
+				return append(out, &SessionEnded{Status: StatusCompleted, Reason: ReasonCompleted, Answer: st.LastAnswer()}), nil
 			}
 		}
 		return append(out, &SessionResumed{Note: "reply"}), nil

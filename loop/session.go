@@ -14,12 +14,12 @@ type Session struct {
 	state *State // owned by the session goroutine until done is closed
 	stop  StopCondition
 	buf   []Event
-	// pending receives the outcome of a flushBehind in flight (pendingN
-	// events, held in behind); spare is a buffer to reuse.
-	pending  chan error
-	pendingN int
-	behind   []Event
-	spare    []Event
+	// pending receives the outcome of a flushBehind in flight, whose
+	// events are held in behind (nil when none is in flight); spare is a
+	// buffer to reuse.
+	pending chan error
+	behind  []Event
+	spare   []Event
 	// detached carries the values of the session's context without its
 	// cancellation: appends record what happened even after terminate.
 	detached context.Context
@@ -143,7 +143,7 @@ func (s *Session) flushBehind(ctx context.Context, coalesce bool) error {
 	if !ok {
 		return s.flush(ctx)
 	}
-	if s.pendingN > 0 {
+	if s.behind != nil {
 		if !coalesce {
 			if err := s.waitPending(); err != nil {
 				return err
@@ -171,7 +171,6 @@ func (s *Session) flushBehind(ctx context.Context, coalesce bool) error {
 	// Hand the buffer over; a fresh one collects what comes next.
 	evs := s.buf
 	s.buf, s.behind = s.spare[:0], evs
-	s.pendingN = len(evs)
 	async.AppendAsync(s.detached, evs, func(err error) {
 		if err == nil {
 			s.shown(evs) // watchers see events as soon as they are durable
@@ -183,7 +182,7 @@ func (s *Session) flushBehind(ctx context.Context, coalesce bool) error {
 
 // waitPending waits for a flushBehind in flight and reports its outcome.
 func (s *Session) waitPending() error {
-	if s.pendingN == 0 {
+	if s.behind == nil {
 		return nil
 	}
 	return s.finishPending(<-s.pending)
@@ -192,7 +191,7 @@ func (s *Session) waitPending() error {
 // finishPending takes the outcome of the commit in flight.
 func (s *Session) finishPending(err error) error {
 	evs := s.behind
-	s.pendingN, s.behind = 0, nil
+	s.behind = nil
 	if err != nil {
 		return fmt.Errorf("session %s: saving %d events: %w", s.id, len(evs), err)
 	}

@@ -282,7 +282,7 @@ func (s *Session) modelFailed(ctx context.Context, err error, dur time.Duration)
 		return s.flush(ctx)
 	default:
 		s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: err.Error()})
-		s.emit(&SessionEnded{Status: StatusError, Reason: ReasonError, Detail: err.Error(), Answer: s.lastAnswer()})
+		s.emit(&SessionEnded{Status: StatusError, Reason: ReasonError, Detail: err.Error(), Answer: s.state.LastAnswer()})
 		return s.flush(ctx)
 	}
 }
@@ -385,7 +385,7 @@ func (s *Session) end(ctx context.Context, d Decision) error {
 			status = StatusCompleted
 		}
 	}
-	answer, partial := s.lastAnswer(), true
+	answer, partial := s.state.LastAnswer(), true
 	if st.Limits.wrapUp() && st.InteractionCount > 0 && d.Reason != ReasonBudgetTokens && d.Reason != ReasonBudgetCost && ctx.Err() == nil {
 		s.emit(&MessageAdded{Role: model.RoleUser, Content: s.r.cfg.Texts.WrapUp(d.Reason), Kind: KindWrapUp})
 		if err := s.flush(ctx); err != nil {
@@ -430,12 +430,9 @@ func (s *Session) endTerminated(ctx context.Context) error {
 	if it := st.current(); it != nil && it.Status == IterationInProgress {
 		s.emit(&IterationEnded{N: it.N, Status: IterationFailed, Error: "terminated: " + reason})
 	}
-	s.emit(&SessionEnded{Status: StatusTerminated, Reason: ReasonTerminated, Detail: reason, Answer: s.lastAnswer(), Partial: true})
+	s.emit(&SessionEnded{Status: StatusTerminated, Reason: ReasonTerminated, Detail: reason, Answer: s.state.LastAnswer(), Partial: true})
 	return s.flush(ctx)
 }
-
-// lastAnswer is the latest assistant text, kept as a partial answer.
-func (s *Session) lastAnswer() string { return lastAssistantText(s.state) }
 
 // withContext adds per-request context (the plan, say) to the system
 // message of a copy of the conversation. It is derived from the state, so

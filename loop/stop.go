@@ -178,7 +178,7 @@ func (s *State) NextCallEstimate() int {
 	if i < 0 { // no call yet: the whole conversation is new
 		return added/4 + s.maxOutput()
 	}
-	last := Usage{}
+	var last model.Usage
 	for j := len(s.Iterations) - 1; j >= 0; j-- {
 		if u := s.Iterations[j].Usage; u != (model.Usage{}) {
 			last = u
@@ -187,9 +187,6 @@ func (s *State) NextCallEstimate() int {
 	}
 	return last.InputTokens + last.OutputTokens + added/4 + s.maxOutput()
 }
-
-// Usage is a token count, as in package model.
-type Usage = model.Usage
 
 func (s *State) maxOutput() int {
 	m := 0

@@ -92,7 +92,7 @@ func (g *Gate) Reply(_ context.Context, st *loop.State, reply string) loop.GateD
 		return loop.GateDecision{}
 	}
 	if confirms(reply) {
-		return g.finish(st, i, lastAnswer(st), true)
+		return g.finish(st, i, st.LastAnswer(), true)
 	}
 	// Feedback: the user's message is already in the conversation; the
 	// model redoes the step.
@@ -177,15 +177,6 @@ func (g *Gate) toolsSince(st *loop.State) []string {
 		}
 	}
 	return names
-}
-
-func lastAnswer(st *loop.State) string {
-	for i := len(st.Conversation) - 1; i >= 0; i-- {
-		if m := st.Conversation[i]; m.Role == model.RoleAssistant && strings.TrimSpace(m.Content) != "" {
-			return m.Content
-		}
-	}
-	return ""
 }
 
 func oneLine(s string, n int) string {

@@ -95,7 +95,7 @@ func follow(ctx context.Context, env *cliEnv, sess *loop.Session, stdout, stderr
 			continue
 		}
 		if st.Status == loop.StatusWaiting && st.Reason == loop.ReasonConfirmation && env.interactive && ctx.Err() == nil {
-			fmt.Fprintf(stderr, "\n%s\n%s\n> ", lastText(st), st.Question)
+			fmt.Fprintf(stderr, "\n%s\n%s\n> ", st.LastAnswer(), st.Question)
 			line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
 			next, err := env.runner.Reply(ctx, st.ID, strings.TrimSpace(line))
 			if err != nil {
@@ -276,14 +276,4 @@ func reportVerification(w io.Writer, st *loop.State) {
 		follow = "Finish: " + strings.Join(remaining, "; ") + ". " + follow
 	}
 	fmt.Fprintf(w, "Suggested follow-up task: %q\n", follow)
-}
-
-// lastText is the model's latest text, shown with a confirmation question.
-func lastText(st *loop.State) string {
-	for i := len(st.Conversation) - 1; i >= 0; i-- {
-		if m := st.Conversation[i]; m.Role == "assistant" && strings.TrimSpace(m.Content) != "" {
-			return m.Content
-		}
-	}
-	return ""
 }
