@@ -3,6 +3,7 @@ package loop_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -409,5 +410,37 @@ func TestManySessionsAtOnce(t *testing.T) {
 		if err != nil || st.Status != loop.StatusCompleted {
 			t.Fatalf("%v %v", err, st.Status)
 		}
+	}
+}
+
+func TestControlErrorsSayWhatToDo(t *testing.T) {
+	e := newEnv()
+	m := scripted.Replies(scripted.Call("write", `{"path":"a"}`), scripted.Text("done"))
+	ask := func(tool.Tool) loop.Policy { return loop.PolicyAsk }
+	r := e.runner(t, m, []tool.Tool{echoTool("write", nil)}, func(c *loop.Config) { c.Approval = ask })
+	st := run(t, r, "x")
+	if _, err := r.Decide(t.Context(), st.ID, loop.ApprovalDecision{CallID: "nope"}); err == nil || !strings.Contains(err.Error(), `no pending approval for call "nope"`) {
+		t.Fatalf("unknown call: %v", err)
+	}
+	if _, err := r.Reply(t.Context(), st.ID, "hello"); err == nil || !strings.Contains(err.Error(), "approve or deny it") {
+		t.Fatalf("reply while an approval is pending: %v", err)
+	}
+	p := st.PendingApprovals[0]
+	s, err := r.Decide(t.Context(), st.ID, loop.ApprovalDecision{CallID: p.CallID, ArgsHash: p.ArgsHash, Approved: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ = s.Wait(t.Context())
+	if _, err := r.Reply(t.Context(), st.ID, "more"); !errors.Is(err, loop.ErrFinished) {
+		t.Fatalf("reply to an ended session: %v", err)
+	}
+	if _, err := r.Terminate(t.Context(), st.ID, ""); !errors.Is(err, loop.ErrFinished) {
+		t.Fatalf("terminate an ended session: %v", err)
+	}
+	if _, err := r.Resume(t.Context(), "missing", ""); !errors.Is(err, loop.ErrNotFound) {
+		t.Fatalf("resume of a missing session: %v", err)
+	}
+	if err := r.Pause("missing", ""); err == nil || !strings.Contains(err.Error(), "not running in this process") {
+		t.Fatalf("pause: %v", err)
 	}
 }

@@ -33,8 +33,9 @@ func TestMain(m *testing.M) {
 }
 
 type cli struct {
-	t  *testing.T
-	db string
+	t   *testing.T
+	db  string
+	env []string // extra environment, after the hermetic one
 }
 
 func newCLI(t *testing.T) *cli { return &cli{t: t, db: filepath.Join(t.TempDir(), "s.db")} }
@@ -43,7 +44,7 @@ func newCLI(t *testing.T) *cli { return &cli{t: t, db: filepath.Join(t.TempDir()
 func (c *cli) run(stdin string, args ...string) (string, string, int) {
 	c.t.Helper()
 	cmd := exec.Command(binary, c.withDB(args)...)
-	cmd.Env = hermeticEnv(c.t)
+	cmd.Env = append(hermeticEnv(c.t), c.env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -381,5 +382,16 @@ func TestRecoverAfterKill(t *testing.T) {
 	out, errOut, code := c.run("", "sessions", "recover")
 	if code != exitCompleted || !strings.Contains(out, "recovered and done") || !strings.Contains(errOut, "recovering session "+id) {
 		t.Fatalf("%d %s %s", code, out, errOut)
+	}
+}
+
+func TestBadPriceTableIsAnError(t *testing.T) {
+	c := newCLI(t)
+	bad := filepath.Join(t.TempDir(), "prices.json")
+	os.WriteFile(bad, []byte(`{"gpt-x": {"input_per_mtok": "cheap"}}`), 0o644)
+	c.env = []string{"AGENTLOOP_PRICES=" + bad}
+	_, errOut, code := c.run("", "run", "--model", "script:"+writeScript(t, `{"steps":[{"text":"hi"}]}`), "task")
+	if code != exitFailed || !strings.Contains(errOut, bad) || !strings.Contains(errOut, "AGENTLOOP_PRICES") {
+		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }

@@ -41,6 +41,7 @@ type sessionFlags struct {
 	quiet         bool
 	verify        stringList
 	protocol      string
+	pricesFile    string // from the config file
 }
 
 // stringList is a repeatable string flag.

@@ -43,7 +43,7 @@ func (p *progress) event(e loop.Event) {
 		p.line(fmt.Sprintf("session %s · %s · up to %d steps", e.SessionID, orDefault(d.Model, "default model"), p.max))
 	case *loop.IterationStarted:
 		p.step = d.N
-		p.status("thinking")
+		p.statusLocked("thinking")
 	case *loop.ModelResponded:
 		if d.WrapUp {
 			p.line("final answer after the limit")
@@ -57,14 +57,14 @@ func (p *progress) event(e loop.Event) {
 			for i, c := range d.ToolCalls {
 				names[i] = c.Name
 			}
-			p.status("calling " + strings.Join(names, ", "))
+			p.statusLocked("calling " + strings.Join(names, ", "))
 		}
 	case *loop.ToolStarted:
 		if p.inputs == nil {
 			p.inputs = map[string]json.RawMessage{}
 		}
 		p.inputs[d.CallID] = d.Input
-		p.status(fmt.Sprintf("%s %s", d.Name, argsSummary(d.Input)))
+		p.statusLocked(fmt.Sprintf("%s %s", d.Name, argsSummary(d.Input)))
 	case *loop.ToolFinished:
 		mark := "ok"
 		if d.IsError {
@@ -104,8 +104,6 @@ func (p *progress) delta(_ string, d model.Delta) {
 		p.statusLocked("writing")
 	}
 }
-
-func (p *progress) status(s string) { p.statusLocked(s) }
 
 func (p *progress) statusLocked(s string) {
 	p.activity = s

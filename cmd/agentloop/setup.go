@@ -69,9 +69,7 @@ func (o *sessionFlags) fromProfile(c *config.Config, p *config.Profile) {
 	if !o.set["db"] && c.DB != "" && os.Getenv("AGENTLOOP_DB") == "" {
 		o.db = c.DB
 	}
-	if c.Prices != "" && os.Getenv("AGENTLOOP_PRICES") == "" {
-		os.Setenv("AGENTLOOP_PRICES", c.Prices)
-	}
+	o.pricesFile = c.Prices
 }
 
 // onlyTools keeps the named tools, in the given order.
@@ -189,6 +187,11 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	}
 	env.progress = newProgress(stderr, isTerminal(os.Stderr), o.maxIterations)
 	env.progress.quiet = o.quiet
+	prices, err := loadPrices(o.pricesFile)
+	if err != nil {
+		env.Close()
+		return nil, err
+	}
 	sys, err := o.systemPrompt(env, st)
 	if err != nil {
 		env.Close()
@@ -197,7 +200,7 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	cfg := loop.Config{
 		Model: m, ModelName: spec, Tools: env.registry, Log: env.store,
 		SystemPrompt: sys, Marker: o.marker,
-		ParseToolCalls: parseToolCalls, Price: priceOf, EstimateUsage: estimateUsage,
+		ParseToolCalls: parseToolCalls, Price: prices.Cost, EstimateUsage: estimateUsage,
 		OnEvent: env.progress.event, OnDelta: env.progress.delta,
 		Context: plan.Context, Gate: gate,
 	}

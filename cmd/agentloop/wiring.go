@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
-	"sync"
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
@@ -51,21 +51,21 @@ func parseToolCalls(text string, tools []model.ToolSpec) loop.Recovered {
 	return loop.Recovered{Calls: r.Calls, Content: r.Content, Format: r.Format, Attempted: r.Attempted, Problem: r.Problem}
 }
 
-var prices = sync.OnceValues(func() (price.Table, error) {
-	if p := os.Getenv("AGENTLOOP_PRICES"); p != "" {
-		return price.Load(p)
+// loadPrices returns the built-in price table, extended by the JSON file
+// in $AGENTLOOP_PRICES or, failing that, the config file's prices.
+func loadPrices(configured string) (price.Table, error) {
+	path := os.Getenv("AGENTLOOP_PRICES")
+	if path == "" {
+		path = configured
 	}
-	return price.Default(), nil
-})
-
-// priceOf prices a call from the built-in table, extended by the JSON file
-// named in $AGENTLOOP_PRICES.
-func priceOf(modelName string, u model.Usage) (float64, bool) {
-	t, err := prices()
+	if path == "" {
+		return price.Default(), nil
+	}
+	t, err := price.Load(path)
 	if err != nil {
-		return 0, false
+		return nil, fmt.Errorf("%w (fix the file, or unset AGENTLOOP_PRICES / the config's prices to use the built-in table)", err)
 	}
-	return t.Cost(modelName, u)
+	return t, nil
 }
 
 func estimateUsage(req *model.Request, resp *model.Response) model.Usage {
