@@ -242,7 +242,9 @@ func continueSession(name string, args []string, nargs int, stdout, stderr io.Wr
 	fs.SetOutput(stderr)
 	var o sessionFlags
 	o.register(fs)
-	fs.String("args", "", "approve: replace the call's arguments with this JSON")
+	if name == "approve" {
+		fs.String("args", "", "replace the call's arguments with this JSON")
+	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
