@@ -100,9 +100,6 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
 	}
-	// The request body is not returned to the pool: net/http may still be
-	// reading it after the round trip returns (a server that answers before
-	// the upload ends), and a reused buffer would race with that read.
 	resp, err := c.tc.Do(ctx, name, buf.Bytes(), stream, func(r *transport.Reply) (*model.Response, error) {
 		if r.MediaType == "application/json" || (!r.Streaming() && r.MediaType != "text/event-stream") {
 			return parseJSON(r)

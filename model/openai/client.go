@@ -103,12 +103,9 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	if name == "" {
 		return nil, fmt.Errorf("%s: no model name: set it in the request or the config", c.cfg.Provider)
 	}
-	buf := transport.GetByteBuf(requestSize(req))
-	// The request body is not returned to the pool: net/http may still be
-	// reading it after the round trip returns (a server that answers before
-	// the upload ends), and a reused buffer would race with that read.
-	body, err := c.appendRequest(buf.B, name, req, stream != nil)
-	buf.B = body
+	// A fresh buffer each call: net/http may still read a request body after
+	// the round trip returns (a server that answers before the upload ends).
+	body, err := c.appendRequest(make([]byte, 0, requestSize(req)), name, req, stream != nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding the request: %w", c.cfg.Provider, err)
 	}

@@ -313,12 +313,11 @@ func BenchmarkParts(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				buf := transport.GetByteBuf(requestSize(r.req))
+				buf := &struct{ B []byte }{make([]byte, 0, requestSize(r.req))}
 				var err error
 				if buf.B, err = c.appendRequest(buf.B, "gpt-4.1-mini", r.req, false); err != nil {
 					b.Fatal(err)
 				}
-				transport.PutByteBuf(buf)
 			}
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"reflect"
 	"strconv"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -110,28 +109,4 @@ func AppendJSONRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
 		return dst, &json.MarshalerError{Type: rawMessageType, Err: err}
 	}
 	return b.Bytes(), nil
-}
-
-// ByteBuf is a pooled byte slice for a request body.
-type ByteBuf struct{ B []byte }
-
-var byteBufPool = sync.Pool{New: func() any { return new(ByteBuf) }}
-
-// GetByteBuf returns an empty pooled slice with at least size bytes of
-// capacity; PutByteBuf gives it back.
-func GetByteBuf(size int) *ByteBuf {
-	b := byteBufPool.Get().(*ByteBuf)
-	if cap(b.B) < size {
-		b.B = make([]byte, 0, size)
-	}
-	b.B = b.B[:0]
-	return b
-}
-
-// PutByteBuf returns b to the pool, dropping a slice that grew very large.
-func PutByteBuf(b *ByteBuf) {
-	if cap(b.B) > 1<<20 {
-		b.B = nil
-	}
-	byteBufPool.Put(b)
 }

@@ -91,13 +91,14 @@ func PutBuffer(b *bytes.Buffer) {
 	}
 }
 
-// EncodeJSON encodes v into a pooled buffer. The caller must PutBuffer it.
+// EncodeJSON encodes v as a request body. The buffer is not pooled:
+// net/http may still read a request body after the round trip returns (a
+// server that answers before the upload ends).
 func EncodeJSON(v any) (*bytes.Buffer, error) {
-	b := GetBuffer()
+	b := new(bytes.Buffer)
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		PutBuffer(b)
 		return nil, err
 	}
 	return b, nil
