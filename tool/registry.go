@@ -134,16 +134,29 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 		args = json.RawMessage(`{}`)
 	}
 	var v any
+	fast := e.fast
 	if err := json.Unmarshal(args, &v); err != nil {
-		return fmt.Errorf("%w: tool %q: arguments are not valid JSON (%v); send a JSON object matching the tool's schema", ErrInvalidArguments, name, err)
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return fmt.Errorf("%w: tool %q: arguments are not valid JSON (%v); send a JSON object matching the tool's schema", ErrInvalidArguments, name, err)
+		}
+		// Valid JSON with a number beyond float64: let the full validator,
+		// which keeps numbers exact, judge it.
+		if v, err = jsonschema.UnmarshalJSON(bytes.NewReader(args)); err != nil {
+			return fmt.Errorf("%w: tool %q: arguments are not valid JSON (%v); send a JSON object matching the tool's schema", ErrInvalidArguments, name, err)
+		}
+		fast = nil
 	}
 	if str, isStr := v.(string); isStr {
+		if trimmed := bytes.TrimSpace([]byte(str)); len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed) {
+			return fmt.Errorf("%w: tool %q: arguments are a JSON object encoded as a string; send the object itself, not a string containing it", ErrInvalidArguments, name)
+		}
 		return fmt.Errorf("%w: tool %q: arguments must be a JSON object, but they are not valid JSON: %s", ErrInvalidArguments, name, shortJSON([]byte(str)))
 	}
 	if _, isObj := v.(map[string]any); !isObj {
 		return fmt.Errorf("%w: tool %q: arguments must be a JSON object, got %s", ErrInvalidArguments, name, shortJSON(args))
 	}
-	if e.schema == nil || (e.fast != nil && e.fast.valid(v)) {
+	if e.schema == nil || (fast != nil && fast.valid(v)) {
 		return nil
 	}
 	if err := e.schema.Validate(v); err != nil {

@@ -57,6 +57,11 @@ func TestValidate(t *testing.T) {
 		{"count", `[1]`, "must be a JSON object", tool.ErrInvalidArguments},
 		{"count", `{"n":`, "not valid JSON", tool.ErrInvalidArguments},
 		{"count", `"text"`, "not valid JSON: text", tool.ErrInvalidArguments},
+		{"count", `"{\"n\":3}"`, "a JSON object encoded as a string; send the object itself", tool.ErrInvalidArguments},
+		// Beyond float64, but valid JSON and an integer ≥ 1: judged exactly, not called invalid JSON.
+		{"count", `{"n":1e400}`, "", nil},
+		{"count", `{"n":-1e400}`, "argument n", tool.ErrInvalidArguments},
+		{"count", `{"n":100000000000000000000000000}`, "", nil},
 		{"free", `{"anything":1}`, "", nil},
 		{"free", ``, "", nil},
 		{"nope", `{}`, `unknown tool "nope": available tools are count, free`, tool.ErrUnknownTool},

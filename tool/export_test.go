@@ -1,0 +1,4 @@
+package tool
+
+// CompileFast exposes the fast-path compiler to the external tests.
+var CompileFast = compileFast
