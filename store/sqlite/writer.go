@@ -54,7 +54,6 @@ func (r *request) size() int {
 // BEGIN IMMEDIATE / COMMIT on it, with statements prepared once on it:
 // no per-batch transaction objects or re-bound statements.
 type writer struct {
-	db   *sql.DB
 	conn *sql.Conn
 	path string
 
@@ -62,7 +61,6 @@ type writer struct {
 	// insertN[k] inserts k events in one statement (prepared on first use).
 	insertN [maxInsertRows + 1]*sql.Stmt
 	args    []any
-	tx      batchTx
 
 	// cache holds the stored summary (and so the last seq) of sessions
 	// recently written, so appends need not read it back. Entries are
@@ -78,7 +76,7 @@ type writer struct {
 const maxInsertRows = 16
 
 func newWriter(ctx context.Context, db *sql.DB, path string, cacheSize int) (*writer, error) {
-	w := &writer{db: db, path: path, cache: map[string]loop.Summary{}, cacheSize: cacheSize}
+	w := &writer{path: path, cache: map[string]loop.Summary{}, cacheSize: cacheSize}
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: writer connection: %w", path, err)
@@ -107,7 +105,6 @@ WHERE sessions.last_seq = ?`)
 		w.close()
 		return nil, fmt.Errorf("sqlite store %s: prepare writer statements: %w", path, err)
 	}
-	w.tx = batchTx{Conn: conn, get: w.getSummary, upsert: w.upsertSession}
 	return w, nil
 }
 
@@ -200,10 +197,9 @@ func (w *writer) writeAll(ctx context.Context, errs []error) error {
 	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("sqlite store %s: begin transaction: %w", w.path, err)
 	}
-	tx := &w.tx
 	for i, r := range w.taken {
 		var fatal error
-		if errs[i], fatal = w.writeRequest(ctx, tx, r); fatal != nil {
+		if errs[i], fatal = w.writeRequest(ctx, r); fatal != nil {
 			w.rollback(ctx)
 			return fatal
 		}
@@ -221,12 +217,6 @@ func (w *writer) rollback(ctx context.Context) {
 	_, _ = w.conn.ExecContext(ctx, "ROLLBACK")
 }
 
-// batchTx is the write connection inside a transaction, with its statements.
-type batchTx struct {
-	*sql.Conn
-	get, upsert *sql.Stmt
-}
-
 // writeRequest writes one request inside tx. It returns the request's own
 // error (a sequence conflict), which leaves the rest of the batch alone, or
 // a fatal error, which fails the whole batch: the transaction is no longer
@@ -239,16 +229,16 @@ type batchTx struct {
 // the events are inserted, so a request for one session that fails that
 // check has written nothing. Only a request spanning several sessions needs
 // a savepoint to undo the sessions already written.
-func (w *writer) writeRequest(ctx context.Context, tx *batchTx, r *request) (reqErr, fatal error) {
+func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal error) {
 	sums := make([]loop.Summary, len(r.runs))
 	for i, run := range r.runs {
-		sum, err := w.summary(ctx, tx, run.SessionID, false)
+		sum, err := w.summary(ctx, run.SessionID, false)
 		if err != nil {
 			return nil, err
 		}
 		if run.First != sum.LastSeq+1 {
 			// The cache may be behind another process: look again.
-			if sum, err = w.summary(ctx, tx, run.SessionID, true); err != nil {
+			if sum, err = w.summary(ctx, run.SessionID, true); err != nil {
 				return nil, err
 			}
 			if run.First != sum.LastSeq+1 {
@@ -260,12 +250,12 @@ func (w *writer) writeRequest(ctx context.Context, tx *batchTx, r *request) (req
 
 	savepoint := len(r.runs) > 1
 	if savepoint {
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT append"); err != nil {
+		if _, err := w.conn.ExecContext(ctx, "SAVEPOINT append"); err != nil {
 			return nil, fmt.Errorf("sqlite store %s: savepoint: %w", w.path, err)
 		}
 	}
 	for i, run := range r.runs {
-		stale, err := w.insert(ctx, tx, run, r.data[i], &sums[i])
+		stale, err := w.insert(ctx, run, r.data[i], &sums[i])
 		if err == nil && !stale {
 			continue
 		}
@@ -273,24 +263,24 @@ func (w *writer) writeRequest(ctx context.Context, tx *batchTx, r *request) (req
 			delete(w.cache, run.SessionID)
 		}
 		if savepoint {
-			if _, rbErr := tx.ExecContext(ctx, "ROLLBACK TO append"); rbErr != nil {
+			if _, rbErr := w.conn.ExecContext(ctx, "ROLLBACK TO append"); rbErr != nil {
 				return nil, fmt.Errorf("sqlite store %s: roll back an append: %w (after: %v)", w.path, rbErr, err)
 			}
-			if _, rlErr := tx.ExecContext(ctx, "RELEASE append"); rlErr != nil {
+			if _, rlErr := w.conn.ExecContext(ctx, "RELEASE append"); rlErr != nil {
 				return nil, fmt.Errorf("sqlite store %s: release savepoint: %w", w.path, rlErr)
 			}
 		}
 		if err != nil {
 			return nil, err // fatal: inserts only fail when the database does
 		}
-		sum, err := w.summary(ctx, tx, run.SessionID, true)
+		sum, err := w.summary(ctx, run.SessionID, true)
 		if err != nil {
 			return nil, err
 		}
 		return appendcheck.Conflict(run, sum.LastSeq), nil
 	}
 	if savepoint {
-		if _, err := tx.ExecContext(ctx, "RELEASE append"); err != nil {
+		if _, err := w.conn.ExecContext(ctx, "RELEASE append"); err != nil {
 			return nil, fmt.Errorf("sqlite store %s: release savepoint: %w", w.path, err)
 		}
 	}
@@ -307,12 +297,12 @@ func (w *writer) writeRequest(ctx context.Context, tx *batchTx, r *request) (req
 // insert updates the session row of one run from sum (its stored summary,
 // updated in place) and inserts its events. stale reports that the log no
 // longer ends where sum says, in which case nothing was written.
-func (w *writer) insert(ctx context.Context, tx *batchTx, run appendcheck.Run, data [][]byte, sum *loop.Summary) (stale bool, err error) {
+func (w *writer) insert(ctx context.Context, run appendcheck.Run, data [][]byte, sum *loop.Summary) (stale bool, err error) {
 	prev := sum.LastSeq
 	for _, e := range run.Events {
 		sum.Apply(e)
 	}
-	res, err := tx.upsert.ExecContext(ctx, sum.ID, sum.Task, sum.Model, string(sum.Status), string(sum.Reason),
+	res, err := w.upsertSession.ExecContext(ctx, sum.ID, sum.Task, sum.Model, string(sum.Status), string(sum.Reason),
 		sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, prev)
 	if err != nil {
 		return false, fmt.Errorf("sqlite store %s: session %s: update summary: %w", w.path, run.SessionID, err)
@@ -345,12 +335,12 @@ func (w *writer) insert(ctx context.Context, tx *batchTx, run appendcheck.Run, d
 
 // summary returns the cached summary of a session, reading it from the
 // database when it is not cached or when fresh is set.
-func (w *writer) summary(ctx context.Context, tx *batchTx, id string, fresh bool) (loop.Summary, error) {
+func (w *writer) summary(ctx context.Context, id string, fresh bool) (loop.Summary, error) {
 	if sum, ok := w.cache[id]; ok && !fresh {
 		return sum, nil
 	}
 	var sum loop.Summary
-	err := scanSummary(tx.get.QueryRowContext(ctx, id), &sum, false)
+	err := scanSummary(w.getSummary.QueryRowContext(ctx, id), &sum, false)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		sum = loop.Summary{}
