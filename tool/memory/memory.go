@@ -7,9 +7,7 @@ package memory
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -34,40 +32,16 @@ func Tools() []tool.Tool {
 	return []tool.Tool{Remember(), Recall(), Forget(), List()}
 }
 
-// sessionTool is a memory tool: read effect (it changes only the session's
-// own state) and idempotent (its only effects are the events it returns,
-// recorded with its result, so a call a crash interrupted had no effect).
-type sessionTool struct {
-	spec model.ToolSpec
-	run  func(st *loop.State, raw json.RawMessage) (tool.Result, []loop.Payload, error)
-}
-
-func (t *sessionTool) Spec() model.ToolSpec { return t.spec }
-func (t *sessionTool) Effect() tool.Effect  { return tool.EffectRead }
-func (t *sessionTool) Idempotent() bool     { return true }
-
-func (t *sessionTool) Call(context.Context, json.RawMessage) (tool.Result, error) {
-	return tool.Result{}, errors.New(t.spec.Name + " works on a session's memory and runs only inside the agentloop runner")
-}
-
-func (t *sessionTool) CallSession(_ context.Context, st *loop.State, raw json.RawMessage) (tool.Result, []loop.Payload, error) {
-	if st == nil {
-		st = &loop.State{}
-	}
-	return t.run(st, raw)
-}
-
 const keyDoc = "1 to 64 characters from A-Z, a-z, 0-9, _ . -"
 
 // Remember returns the remember tool.
 func Remember() loop.SessionTool {
-	return &sessionTool{
-		spec: model.ToolSpec{
-			Name: "remember",
-			Description: "Store a value in this session's working memory under a key, to keep a fact, a decision or an intermediate result for later steps. " +
-				"The value may be any JSON (string, number, object, array). A key holds one value: remembering an existing key replaces its value. " +
-				"Keys are " + keyDoc + "; values are at most 16 KiB.",
-			Parameters: json.RawMessage(`{
+	return loop.SessionFunc(model.ToolSpec{
+		Name: "remember",
+		Description: "Store a value in this session's working memory under a key, to keep a fact, a decision or an intermediate result for later steps. " +
+			"The value may be any JSON (string, number, object, array). A key holds one value: remembering an existing key replaces its value. " +
+			"Keys are " + keyDoc + "; values are at most 16 KiB.",
+		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
     "key": {"type": "string", "description": "Name for the value: ` + keyDoc + `."},
@@ -76,45 +50,34 @@ func Remember() loop.SessionTool {
   "required": ["key", "value"],
   "additionalProperties": false
 }`),
-		},
-		run: remember,
-	}
+	}, remember)
 }
 
 // Recall returns the recall tool.
 func Recall() loop.SessionTool {
-	return &sessionTool{
-		spec: model.ToolSpec{
-			Name:        "recall",
-			Description: "Read the value stored under a key in this session's working memory. Use list_memory to see which keys exist.",
-			Parameters:  keySchema("The key to read."),
-		},
-		run: recall,
-	}
+	return loop.SessionFunc(model.ToolSpec{
+		Name:        "recall",
+		Description: "Read the value stored under a key in this session's working memory. Use list_memory to see which keys exist.",
+		Parameters:  keySchema("The key to read."),
+	}, recall)
 }
 
 // Forget returns the forget tool.
 func Forget() loop.SessionTool {
-	return &sessionTool{
-		spec: model.ToolSpec{
-			Name:        "forget",
-			Description: "Remove a key and its value from this session's working memory.",
-			Parameters:  keySchema("The key to remove."),
-		},
-		run: forget,
-	}
+	return loop.SessionFunc(model.ToolSpec{
+		Name:        "forget",
+		Description: "Remove a key and its value from this session's working memory.",
+		Parameters:  keySchema("The key to remove."),
+	}, forget)
 }
 
 // List returns the list_memory tool.
 func List() loop.SessionTool {
-	return &sessionTool{
-		spec: model.ToolSpec{
-			Name:        "list_memory",
-			Description: "List the keys in this session's working memory, with the size and the start of each value.",
-			Parameters:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
-		},
-		run: list,
-	}
+	return loop.SessionFunc(model.ToolSpec{
+		Name:        "list_memory",
+		Description: "List the keys in this session's working memory, with the size and the start of each value.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+	}, list)
 }
 
 func keySchema(doc string) json.RawMessage {

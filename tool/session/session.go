@@ -6,7 +6,6 @@
 package session
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,64 +26,38 @@ func Tools() []tool.Tool {
 	return append(out, AskUser(), FinalAnswer())
 }
 
-// sessionTool is a tool whose effects are only the events it returns: read
-// effect for approval policies, and idempotent, because a call a crash
-// interrupted recorded nothing and is safe to run again.
-type sessionTool struct {
-	spec model.ToolSpec
-	run  func(st *loop.State, raw json.RawMessage) (tool.Result, []loop.Payload, error)
-}
-
-func (t *sessionTool) Spec() model.ToolSpec { return t.spec }
-func (t *sessionTool) Effect() tool.Effect  { return tool.EffectRead }
-func (t *sessionTool) Idempotent() bool     { return true }
-
-func (t *sessionTool) Call(context.Context, json.RawMessage) (tool.Result, error) {
-	return tool.Result{}, errors.New(t.spec.Name + " works on a session and runs only inside the agentloop runner")
-}
-
-func (t *sessionTool) CallSession(_ context.Context, st *loop.State, raw json.RawMessage) (tool.Result, []loop.Payload, error) {
-	return t.run(st, raw)
-}
-
 // AskUser returns ask_user: the session waits (status waiting, reason
 // question) until a person replies; the reply is the model's next user
 // message.
 func AskUser() loop.SessionTool {
-	return &sessionTool{
-		spec: model.ToolSpec{
-			Name: "ask_user",
-			Description: "Ask the user a question and wait for the answer. Use it when you cannot go on without information or a decision only the user has; " +
-				"do not use it to report progress. The session stops until the user replies; their answer comes back as the next user message. " +
-				"Other tool calls in the same reply do not run.",
-			Parameters: json.RawMessage(`{
+	return loop.SessionFunc(model.ToolSpec{
+		Name: "ask_user",
+		Description: "Ask the user a question and wait for the answer. Use it when you cannot go on without information or a decision only the user has; " +
+			"do not use it to report progress. The session stops until the user replies; their answer comes back as the next user message. " +
+			"Other tool calls in the same reply do not run.",
+		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {"question": {"type": "string", "description": "The question, complete enough to answer without reading the rest of the conversation."}},
   "required": ["question"],
   "additionalProperties": false
 }`),
-		},
-		run: askUser,
-	}
+	}, askUser)
 }
 
 // FinalAnswer returns final_answer: the session ends, completed, with the
 // answer. Tool calls after it in the same reply do not run.
 func FinalAnswer() loop.SessionTool {
-	return &sessionTool{
-		spec: model.ToolSpec{
-			Name: "final_answer",
-			Description: "Finish the task and end the session with your final answer for the user: what you did, what you found, and anything left open. " +
-				"Call it once, last; tool calls after it in the same reply do not run.",
-			Parameters: json.RawMessage(`{
+	return loop.SessionFunc(model.ToolSpec{
+		Name: "final_answer",
+		Description: "Finish the task and end the session with your final answer for the user: what you did, what you found, and anything left open. " +
+			"Call it once, last; tool calls after it in the same reply do not run.",
+		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {"answer": {"type": "string", "description": "The final answer, written for the user."}},
   "required": ["answer"],
   "additionalProperties": false
 }`),
-		},
-		run: finalAnswer,
-	}
+	}, finalAnswer)
 }
 
 func askUser(_ *loop.State, raw json.RawMessage) (tool.Result, []loop.Payload, error) {
