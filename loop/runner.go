@@ -57,7 +57,8 @@ type Config struct {
 	ParseToolCalls func(text string, tools []model.ToolSpec) Recovered
 	// Price returns the cost of a call; nil means unknown (zero).
 	Price func(modelName string, u model.Usage) (usd float64, known bool)
-	// EstimateUsage counts tokens when the provider reported none.
+	// EstimateUsage counts tokens when the provider reported none (or only
+	// guessed them: Response.UsageEstimated).
 	EstimateUsage func(req *model.Request, resp *model.Response) model.Usage
 	// Context adds text to the system message of each request, derived
 	// from the state (e.g. the plan and its current step).

@@ -412,3 +412,26 @@ func TestEmptyTaskAndMissingConfig(t *testing.T) {
 		t.Fatal("empty task accepted")
 	}
 }
+
+// A provider's crude guess of usage is replaced by the runner's estimator;
+// real usage is kept.
+func TestEstimatedUsageIsRecounted(t *testing.T) {
+	e := newEnv()
+	replies := []*model.Response{
+		{Text: "", ToolCalls: []model.ToolCall{{ID: "c1", Name: "read_file", Arguments: []byte(`{"path":"a"}`)}}, Usage: model.Usage{InputTokens: 1, OutputTokens: 1}, UsageEstimated: true},
+		{Text: "done", Usage: model.Usage{InputTokens: 100, OutputTokens: 5}},
+	}
+	n := 0
+	m := model.Func(func(context.Context, *model.Request, model.StreamFunc) (*model.Response, error) {
+		r := replies[n]
+		n++
+		return r, nil
+	})
+	r := e.runner(t, m, []tool.Tool{echoTool("read_file", nil)}, func(c *loop.Config) {
+		c.EstimateUsage = func(*model.Request, *model.Response) model.Usage { return model.Usage{InputTokens: 7, OutputTokens: 9} }
+	})
+	st := run(t, r, "x")
+	if st.Usage.InputTokens != 107 || st.Usage.OutputTokens != 14 {
+		t.Fatalf("usage %+v", st.Usage)
+	}
+}

@@ -247,7 +247,9 @@ func (s *Session) generate(ctx context.Context, req *model.Request) (*model.Resp
 		}
 		return nil, dur, err
 	}
-	if resp.Usage == (model.Usage{}) && cfg.EstimateUsage != nil {
+	// A provider that sent no usage may have guessed it crudely; the
+	// runner's estimator (a real tokenizer in the CLI) does better.
+	if (resp.Usage == (model.Usage{}) || resp.UsageEstimated) && cfg.EstimateUsage != nil {
 		resp.Usage = cfg.EstimateUsage(req, resp)
 		resp.UsageEstimated = true
 	}

@@ -89,12 +89,9 @@ func New(cfg Config) *Client {
 // Generate sends req. With a StreamFunc it streams and calls it for every
 // text, thinking and tool-input delta.
 func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.StreamFunc) (*model.Response, error) {
-	name := req.Model
-	if name == "" {
-		name = c.cfg.Model
-	}
-	if name == "" {
-		return nil, fmt.Errorf("anthropic: no model name: set it in the request or the config")
+	name, err := transport.ModelName("anthropic", req.Model, c.cfg.Model)
+	if err != nil {
+		return nil, err
 	}
 	buf, err := transport.EncodeJSON(c.buildRequest(name, req, stream != nil))
 	if err != nil {
@@ -109,12 +106,5 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	if err != nil {
 		return nil, err
 	}
-	if resp.Model == "" {
-		resp.Model = name
-	}
-	if resp.Usage == (model.Usage{}) {
-		resp.Usage = transport.EstimateUsage(req, resp)
-		resp.UsageEstimated = true
-	}
-	return resp, nil
+	return transport.Complete(req, resp, name), nil
 }

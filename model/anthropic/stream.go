@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -202,7 +201,7 @@ func parseStream(r *transport.Reply) (*model.Response, error) {
 		}
 		var ev event
 		if err := json.Unmarshal(data, &ev); err != nil {
-			return nil, r.Malformed("event %d is not valid JSON (%v): %q", sse.Events, jsonErr(err), transport.Excerpt(data, 120))
+			return nil, r.Malformed("event %d is not valid JSON (%v): %q", sse.Events, transport.JSONErr(err), transport.Excerpt(data, 120))
 		}
 		switch ev.Type {
 		case "message_start":
@@ -284,7 +283,7 @@ func parseJSON(r *transport.Reply) (*model.Response, error) {
 		Error *apiError `json:"error"`
 	}
 	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
-		return nil, r.Malformed("%s (%v)", transport.DescribeBody(r.MediaType, buf.Bytes()), jsonErr(err))
+		return nil, r.Malformed("%s (%v)", transport.DescribeBody(r.MediaType, buf.Bytes()), transport.JSONErr(err))
 	}
 	if m.Type == "error" {
 		return nil, streamError(r, m.Error)
@@ -308,12 +307,4 @@ func parseJSON(r *transport.Reply) (*model.Response, error) {
 		}
 	}
 	return a.build(r)
-}
-
-func jsonErr(err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("%v at offset %d", se, se.Offset)
-	}
-	return err
 }

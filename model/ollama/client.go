@@ -82,12 +82,9 @@ func New(cfg Config) *Client {
 // ("stream": false); with one it reads Ollama's NDJSON stream and calls it
 // for every text, thinking and tool-call delta.
 func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.StreamFunc) (*model.Response, error) {
-	name := req.Model
-	if name == "" {
-		name = c.cfg.Model
-	}
-	if name == "" {
-		return nil, fmt.Errorf("ollama: no model name: set it in the request or the config")
+	name, err := transport.ModelName("ollama", req.Model, c.cfg.Model)
+	if err != nil {
+		return nil, err
 	}
 	buf, err := transport.EncodeJSON(c.buildRequest(name, req, stream != nil))
 	if err != nil {
@@ -102,12 +99,5 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	if err != nil {
 		return nil, err
 	}
-	if resp.Model == "" {
-		resp.Model = name
-	}
-	if resp.Usage == (model.Usage{}) {
-		resp.Usage = transport.EstimateUsage(req, resp)
-		resp.UsageEstimated = true
-	}
-	return resp, nil
+	return transport.Complete(req, resp, name), nil
 }

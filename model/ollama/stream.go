@@ -2,7 +2,6 @@ package ollama
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -103,7 +102,7 @@ func (c *Client) parseJSON(r *transport.Reply) (*model.Response, error) {
 	defer transport.PutBuffer(buf)
 	var ch firstChunk
 	if err := json.Unmarshal(buf.Bytes(), &ch); err != nil {
-		return nil, r.Malformed("%s (%v)", transport.DescribeBody(r.MediaType, buf.Bytes()), jsonErr(err))
+		return nil, r.Malformed("%s (%v)", transport.DescribeBody(r.MediaType, buf.Bytes()), transport.JSONErr(err))
 	}
 	if ch.Error != nil {
 		return nil, replyError(r, *ch.Error)
@@ -140,7 +139,7 @@ func (c *Client) parseStream(r *transport.Reply) (*model.Response, error) {
 			err = json.Unmarshal(line, &ch.chunk)
 		}
 		if err != nil {
-			return nil, r.Malformed("line %d is not valid JSON (%v): %q", n, jsonErr(err), transport.Excerpt(line, 120))
+			return nil, r.Malformed("line %d is not valid JSON (%v): %q", n, transport.JSONErr(err), transport.Excerpt(line, 120))
 		}
 		if ch.Error != nil {
 			return nil, replyError(r, *ch.Error)
@@ -166,12 +165,4 @@ func pending(a *reply) string {
 // replyError is an {"error": "..."} object in place of a reply.
 func replyError(r *transport.Reply, msg string) error {
 	return fmt.Errorf("ollama: error in the reply from %s (model %s): %s", r.URL, r.Model, msg)
-}
-
-func jsonErr(err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("%v at offset %d", se, se.Offset)
-	}
-	return err
 }

@@ -96,12 +96,9 @@ func New(cfg Config) *Client {
 // streams (SSE) and calls it for every text, reasoning and tool-argument
 // delta.
 func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.StreamFunc) (*model.Response, error) {
-	name := req.Model
-	if name == "" {
-		name = c.cfg.Model
-	}
-	if name == "" {
-		return nil, fmt.Errorf("%s: no model name: set it in the request or the config", c.cfg.Provider)
+	name, err := transport.ModelName(c.cfg.Provider, req.Model, c.cfg.Model)
+	if err != nil {
+		return nil, err
 	}
 	// A fresh buffer each call: net/http may still read a request body after
 	// the round trip returns (a server that answers before the upload ends).
@@ -118,12 +115,5 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	if err != nil {
 		return nil, err
 	}
-	if resp.Model == "" {
-		resp.Model = name
-	}
-	if resp.Usage == (model.Usage{}) {
-		resp.Usage = transport.EstimateUsage(req, resp)
-		resp.UsageEstimated = true
-	}
-	return resp, nil
+	return transport.Complete(req, resp, name), nil
 }

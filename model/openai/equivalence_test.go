@@ -128,7 +128,7 @@ func (c *Client) viaAccumulator(r *transport.Reply) (*model.Response, error) {
 	}
 	var w wholeReply
 	if err := json.Unmarshal(buf.Bytes(), &w); err != nil {
-		return nil, r.Malformed("%s (%v)", transport.DescribeBody(r.MediaType, buf.Bytes()), jsonErr(err))
+		return nil, r.Malformed("%s (%v)", transport.DescribeBody(r.MediaType, buf.Bytes()), transport.JSONErr(err))
 	}
 	if len(w.Error) > 0 && string(w.Error) != "null" {
 		return nil, streamError(r, w.Error)

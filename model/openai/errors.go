@@ -55,7 +55,7 @@ func (c *Client) parseJSON(r *transport.Reply) (*model.Response, error) {
 	err = dec.Unmarshal(buf.Bytes(), &w)
 	transport.PutJSONDecoder(dec)
 	if err != nil {
-		return nil, r.Malformed("%s (%v)", transport.DescribeBody(r.MediaType, buf.Bytes()), jsonErr(err))
+		return nil, r.Malformed("%s (%v)", transport.DescribeBody(r.MediaType, buf.Bytes()), transport.JSONErr(err))
 	}
 	if len(w.Error) > 0 && string(w.Error) != "null" {
 		return nil, streamError(r, w.Error)

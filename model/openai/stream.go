@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -232,7 +231,7 @@ func (c *Client) parseStream(r *transport.Reply) (*model.Response, error) {
 			err = dec.Unmarshal(data, &ch.chunk)
 		}
 		if err != nil {
-			return nil, r.Malformed("event %d is not valid JSON (%v): %q", sse.Events, jsonErr(err), transport.Excerpt(data, 120))
+			return nil, r.Malformed("event %d is not valid JSON (%v): %q", sse.Events, transport.JSONErr(err), transport.Excerpt(data, 120))
 		}
 		if len(ch.Error) > 0 && string(ch.Error) != "null" {
 			return nil, streamError(r, ch.Error)
@@ -254,12 +253,4 @@ func truncated(a *reply, events int) string {
 		s += " and before any finish_reason"
 	}
 	return s
-}
-
-func jsonErr(err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("%v at offset %d", se, se.Offset)
-	}
-	return err
 }

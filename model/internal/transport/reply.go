@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -50,6 +52,39 @@ func NewID(prefix string) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return prefix + hex.EncodeToString(b[:])
+}
+
+// ModelName picks the model of a call: the request's, else the client's.
+func ModelName(provider, requested, configured string) (string, error) {
+	if requested != "" {
+		return requested, nil
+	}
+	if configured != "" {
+		return configured, nil
+	}
+	return "", fmt.Errorf("%s: no model name: set it in the request or the config (e.g. --model %s/NAME)", provider, provider)
+}
+
+// Complete fills in what a reply may leave out: the model name, and token
+// counts (estimated, and marked so) when the provider sent none.
+func Complete(req *model.Request, resp *model.Response, name string) *model.Response {
+	if resp.Model == "" {
+		resp.Model = name
+	}
+	if resp.Usage == (model.Usage{}) {
+		resp.Usage = EstimateUsage(req, resp)
+		resp.UsageEstimated = true
+	}
+	return resp
+}
+
+// JSONErr adds the byte offset to a JSON syntax error.
+func JSONErr(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("%v at offset %d", se, se.Offset)
+	}
+	return err
 }
 
 // EstimateUsage guesses token counts at four bytes a token, for providers
