@@ -81,14 +81,15 @@ func New(cfg Config) *Client {
 		keyHint += " or " + cfg.KeyEnv
 	}
 	return &Client{cfg: cfg, tc: transport.New(transport.Config{
-		Provider:   cfg.Provider,
-		URL:        strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
-		Header:     h,
-		HTTPClient: cfg.HTTPClient,
-		Timeouts:   cfg.Timeouts,
-		Retry:      cfg.Retry,
-		KeyHint:    keyHint,
-		StatusHint: statusHint,
+		Provider:        cfg.Provider,
+		URL:             strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
+		Header:          h,
+		HTTPClient:      cfg.HTTPClient,
+		Timeouts:        cfg.Timeouts,
+		Retry:           cfg.Retry,
+		KeyHint:         keyHint,
+		StatusHint:      statusHint(cfg.MaxTokensField),
+		UnreachableHint: unreachableHint(cfg.BaseURL),
 	})}
 }
 

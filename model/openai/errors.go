@@ -4,20 +4,46 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/internal/transport"
 )
 
-func statusHint(status int, msg, name string) string {
-	switch {
-	case status == http.StatusNotFound && strings.Contains(strings.ToLower(msg), "model"):
-		return fmt.Sprintf("check the model name %q and --base-url", name)
-	case status == http.StatusBadRequest && strings.Contains(msg, "max_tokens") && strings.Contains(msg, "max_completion_tokens"):
-		return "this model wants max_completion_tokens"
+// statusHint says what to do about an error status. sent is the request
+// field the client used for the token limit: a server that wants the other
+// one is answered by choosing the provider prefix that sends it.
+func statusHint(sent string) func(status int, msg, name string) string {
+	return func(status int, msg, name string) string {
+		switch {
+		case status == http.StatusNotFound && strings.Contains(strings.ToLower(msg), "model"):
+			return fmt.Sprintf("check the model name %q and --base-url", name)
+		case status == http.StatusBadRequest && strings.Contains(msg, "max_tokens") && strings.Contains(msg, "max_completion_tokens"):
+			if sent == "max_tokens" {
+				return "this server wants max_completion_tokens: use --model openai/" + name + " with --base-url pointing at it"
+			}
+			return "this server wants max_tokens: use an OpenAI-compatible prefix such as --model vllm/" + name + " with --base-url pointing at it"
+		}
+		return ""
 	}
-	return ""
+}
+
+// unreachableHint answers "connection refused" from a server on this
+// machine (vLLM, llama.cpp, LM Studio…): it is probably not running.
+func unreachableHint(baseURL string) func(name string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return nil
+	}
+	switch u.Hostname() {
+	case "localhost", "127.0.0.1", "::1", "0.0.0.0":
+	default:
+		return nil
+	}
+	return func(name string) string {
+		return fmt.Sprintf("is the server at %s running and serving %s? start it, or point --base-url at it", baseURL, name)
+	}
 }
 
 // wholeReply is a non-streaming chat.completion.
