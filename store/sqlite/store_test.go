@@ -237,3 +237,55 @@ func TestAppendAsync(t *testing.T) {
 		t.Fatalf("%v %d", err, len(got))
 	}
 }
+
+// A transaction that fails (here a trigger aborts an insert) fails every
+// append in it, writes none of them, and leaves the writer's cache of log
+// ends correct: once the cause is gone, the same appends succeed.
+func TestFailedTransactionFailsItsAppendsAndRecovers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.db")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	for _, id := range []string{"a", "b"} {
+		if err := s.Append(ctx, storetest.FakeEvents(id, 1, 2)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := sql.Open("sqlite", "file:"+path+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ExecContext(ctx, `CREATE TRIGGER boom BEFORE INSERT ON events WHEN NEW.seq = 3 BEGIN SELECT RAISE(ABORT, 'boom'); END`); err != nil {
+		t.Fatal(err)
+	}
+	// One append per session, and one spanning both (a savepoint).
+	if err := s.Append(ctx, storetest.FakeEvents("a", 3, 4)...); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("append a: %v", err)
+	}
+	both := append(storetest.FakeEvents("b", 3, 3), storetest.FakeEvents("a", 3, 3)...)
+	if err := s.Append(ctx, both...); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("append a+b: %v", err)
+	}
+	for _, id := range []string{"a", "b"} {
+		evs, err := s.Load(ctx, id)
+		if err != nil || len(evs) != 2 {
+			t.Fatalf("%s: %v, %d events after failed appends", id, err, len(evs))
+		}
+	}
+	if _, err := other.ExecContext(ctx, `DROP TRIGGER boom`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, both...); err != nil {
+		t.Fatalf("after the cause is gone: %v", err)
+	}
+	if err := s.Append(ctx, storetest.FakeEvents("a", 4, 4)...); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := s.Load(ctx, "a"); len(evs) != 4 {
+		t.Fatalf("a has %d events", len(evs))
+	}
+}
