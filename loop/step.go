@@ -121,7 +121,10 @@ func (s *Session) limitWarnings(n int) {
 // callModel makes the current iteration's model call and records the reply.
 func (s *Session) callModel(ctx context.Context) error {
 	st, cfg := s.state, &s.r.cfg
-	req := &model.Request{Model: st.Model, Messages: withContext(st, cfg.Context), Tools: cfg.Tools.Specs()}
+	// Request.Model stays empty: the client sends the bare name it was
+	// opened with; st.Model is the recorded PROVIDER/NAME spec, which no
+	// provider accepts on the wire.
+	req := &model.Request{Messages: withContext(st, cfg.Context), Tools: cfg.Tools.Specs()}
 	resp, dur, err := s.generate(ctx, req)
 	if err != nil {
 		return s.modelFailed(ctx, err, dur)
@@ -394,7 +397,7 @@ func (s *Session) end(ctx context.Context, d Decision) error {
 			return err
 		}
 		wctx, cancel := context.WithTimeout(ctx, wrapUpTimeout(st.Limits))
-		resp, dur, err := s.generate(wctx, &model.Request{Model: st.Model, Messages: st.Conversation})
+		resp, dur, err := s.generate(wctx, &model.Request{Messages: st.Conversation})
 		cancel()
 		if err == nil {
 			s.emit(&ModelResponded{Iteration: st.CurrentIteration, Text: resp.Text, Reasoning: resp.Reasoning, FinishReason: resp.FinishReason,

@@ -62,6 +62,9 @@ type ToolSpec struct {
 
 // Request is one call to a model.
 type Request struct {
+	// Model is the provider's own model name ("gpt-4.1-mini", not
+	// "openai/gpt-4.1-mini"); empty means the name the client was opened
+	// with, which is what the runner always sends.
 	Model       string     `json:"model,omitempty"`
 	Messages    []Message  `json:"messages"`
 	Tools       []ToolSpec `json:"tools,omitempty"`
