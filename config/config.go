@@ -50,6 +50,12 @@ type Profile struct {
 	BaseURL string
 	// APIKeyEnv names the environment variable holding the API key.
 	APIKeyEnv string
+	// NumCtx is Ollama's context window in tokens; zero means the
+	// provider default (32768).
+	NumCtx int
+	// StreamTools streams Ollama replies to requests with tools (sent
+	// with "stream": false by default).
+	StreamTools bool
 	// Tools lists the built-in tools to enable; nil means all of them
 	// (an empty, non-nil list means none). MCP servers' tools come on top.
 	Tools []string

@@ -17,6 +17,8 @@ type sessionFlags struct {
 	model         string
 	baseURL       string
 	apiKey        string
+	numCtx        int
+	streamTools   bool
 	dir           string
 	db            string
 	complexity    string
@@ -54,6 +56,8 @@ func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.model, "model", os.Getenv("AGENTLOOP_MODEL"), "model as PROVIDER/NAME (ollama/qwen3:8b, openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5, openrouter/…) or script:PATH; default ollama/qwen3:8b ($AGENTLOOP_MODEL)")
 	fs.StringVar(&o.baseURL, "base-url", "", "the provider's base URL (default: the provider's usual one)")
 	fs.StringVar(&o.apiKey, "api-key", "", "API key (default: the provider's usual environment variable, e.g. OPENAI_API_KEY)")
+	fs.IntVar(&o.numCtx, "num-ctx", 0, "Ollama's context window in tokens (options.num_ctx; default 32768)")
+	fs.BoolVar(&o.streamTools, "stream-tools", false, "Ollama: stream replies even when tools are offered (default: \"stream\": false with tools)")
 	fs.StringVar(&o.dir, "dir", ".", "workspace directory the tools may read and change")
 	fs.StringVar(&o.db, "db", defaultDB(), "SQLite database of sessions ($AGENTLOOP_DB)")
 	fs.StringVar(&o.complexity, "complexity", "", "iteration limit by task size: trivial (5), standard (10) or complex (20)")
@@ -89,7 +93,7 @@ func (o *sessionFlags) check() error {
 			o.maxIterations = n
 		}
 	}
-	if o.maxIterations < 0 || o.budgetTokens < 0 || o.budgetUSD < 0 || o.budgetTools < 0 || o.maxPerTurn < 0 || o.noProgress < 0 {
+	if o.maxIterations < 0 || o.numCtx < 0 || o.budgetTokens < 0 || o.budgetUSD < 0 || o.budgetTools < 0 || o.maxPerTurn < 0 || o.noProgress < 0 {
 		return fmt.Errorf("limits cannot be negative")
 	}
 	if o.onStuck != "pause" && o.onStuck != "end" {

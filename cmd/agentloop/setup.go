@@ -11,6 +11,7 @@ import (
 	"github.com/agentloop/agentloop/config"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/model/provider"
 	"github.com/agentloop/agentloop/model/scripted"
 	"github.com/agentloop/agentloop/protocol"
 	"github.com/agentloop/agentloop/store/sqlite"
@@ -62,6 +63,12 @@ func (o *sessionFlags) fromProfile(c *config.Config, p *config.Profile) {
 	}
 	if o.promptFile == "" {
 		o.promptFile = p.SystemPromptFile
+	}
+	if o.numCtx == 0 {
+		o.numCtx = p.NumCtx
+	}
+	if !o.set["stream-tools"] {
+		o.streamTools = p.StreamTools
 	}
 	if len(o.verify) == 0 {
 		o.verify = p.Verify
@@ -250,7 +257,7 @@ func (o *sessionFlags) openModel(spec string, st *loop.State) (model.Model, stri
 		}
 		return m, "script:" + abs, nil
 	}
-	return openProvider(spec, o.baseURL, o.apiKey)
+	return openProvider(spec, provider.Options{BaseURL: o.baseURL, APIKey: o.apiKey, NumCtx: o.numCtx, StreamTools: o.streamTools})
 }
 
 func withoutTool(tools []tool.Tool, name string) []tool.Tool {

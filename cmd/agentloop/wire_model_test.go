@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -130,5 +132,46 @@ func TestProvidersReceiveBareModelName(t *testing.T) {
 				t.Fatalf("recorded model %q (err %v), want %q", st.Model, err, tc.spec)
 			}
 		})
+	}
+}
+
+// Ollama with tools: "stream": false and a context window large enough for
+// an agent session by default; --num-ctx, --stream-tools and the profile's
+// num_ctx / stream_tools change them.
+func TestOllamaRequestWithTools(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("profiles:\n  local:\n    model: ollama/qwen3:8b\n    num_ctx: 16384\n    stream_tools: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		args   []string
+		stream bool
+		numCtx float64
+	}{
+		{"defaults", nil, false, 32768},
+		{"flags", []string{"--num-ctx", "65536", "--stream-tools"}, true, 65536},
+		{"profile", []string{"--config", cfg, "--profile", "local"}, true, 16384},
+		{"flag over profile", []string{"--config", cfg, "--profile", "local", "--num-ctx", "8192"}, true, 8192},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, ws := startWireServer(t, "ollama")
+			c := newCLI(t)
+			args := append([]string{"run", "--model", "ollama/qwen3:8b", "--base-url", srv.URL, "--dir", t.TempDir(), "--yes"}, tc.args...)
+			out, errOut, code := c.run("", append(args, "say done")...)
+			if code != exitCompleted || !strings.Contains(out, "done") {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+			}
+			r := ws.requests()[0]
+			opts, _ := r["options"].(map[string]any)
+			if r["stream"] != tc.stream || opts["num_ctx"] != tc.numCtx || len(r["tools"].([]any)) == 0 {
+				t.Fatalf("stream=%v options=%v tools=%d, want stream=%v num_ctx=%v", r["stream"], opts, len(r["tools"].([]any)), tc.stream, tc.numCtx)
+			}
+		})
+	}
+	c := newCLI(t)
+	if _, errOut, code := c.run("", "run", "--model", "ollama/qwen3:8b", "--num-ctx", "-1", "task"); code != exitUsage || !strings.Contains(errOut, "negative") {
+		t.Fatalf("--num-ctx -1: exit %d %s", code, errOut)
 	}
 }

@@ -72,11 +72,11 @@ func estimateUsage(req *model.Request, resp *model.Response) model.Usage {
 	return tokens.Estimate(req, resp)
 }
 
-func openProvider(spec, baseURL, apiKey string) (model.Model, string, error) {
+func openProvider(spec string, opts provider.Options) (model.Model, string, error) {
 	if spec == "" {
 		spec = provider.DefaultSpec
 	}
-	m, err := provider.Open(spec, provider.Options{BaseURL: baseURL, APIKey: apiKey})
+	m, err := provider.Open(spec, opts)
 	if err != nil {
 		return nil, "", err
 	}

@@ -27,6 +27,12 @@ type Config struct {
 	// NumCtx sets options.num_ctx, the context window; zero keeps the
 	// model's default, which is often too small for long agent sessions.
 	NumCtx int
+	// StreamTools streams replies to requests that offer tools. Off by
+	// default: such requests are sent with "stream": false, because
+	// Ollama's streamed tool calls are unreliable with several model
+	// templates (calls arrive as text or are cut); the whole reply is then
+	// passed to the StreamFunc as one delta.
+	StreamTools bool
 	// Think sets "think" for reasoning models; nil leaves the model default.
 	Think *bool
 	// KeepAlive sets "keep_alive" (e.g. "30m"); empty leaves the default.
@@ -78,13 +84,18 @@ func New(cfg Config) *Client {
 	})}
 }
 
-// Generate sends req. Without a StreamFunc it asks for one JSON reply
-// ("stream": false); with one it reads Ollama's NDJSON stream and calls it
-// for every text, thinking and tool-call delta.
+// Generate sends req. Without a StreamFunc, or with tools offered and
+// StreamTools off, it asks for one JSON reply ("stream": false); otherwise
+// it reads Ollama's NDJSON stream and calls stream for every text,
+// thinking and tool-call delta.
 func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.StreamFunc) (*model.Response, error) {
 	name, err := transport.ModelName("ollama", req.Model, c.cfg.Model)
 	if err != nil {
 		return nil, err
+	}
+	whole := stream // told of the whole reply when it is not streamed
+	if len(req.Tools) > 0 && !c.cfg.StreamTools {
+		stream = nil
 	}
 	buf, err := transport.EncodeJSON(c.buildRequest(name, req, stream != nil))
 	if err != nil {
@@ -98,6 +109,13 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	})
 	if err != nil {
 		return nil, err
+	}
+	if stream == nil && whole != nil && (resp.Text != "" || resp.Reasoning != nil) {
+		d := model.Delta{Text: resp.Text}
+		for _, r := range resp.Reasoning {
+			d.Reasoning += r.Text
+		}
+		whole(d)
 	}
 	return transport.Complete(req, resp, name), nil
 }

@@ -97,7 +97,7 @@ func TestGenerate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := pt.New(t, validateRequest, errorBody, tt.reply)
-			c := newClient(srv, &pt.Sleeps{}, nil)
+			c := newClient(srv, &pt.Sleeps{}, func(c *Config) { c.StreamTools = true })
 			var text, thinking strings.Builder
 			args := map[int]string{}
 			var fn model.StreamFunc
@@ -133,6 +133,36 @@ func TestGenerate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A request that offers tools is not streamed unless StreamTools is set;
+// the caller's StreamFunc still sees the whole reply, once.
+func TestToolsNotStreamedByDefault(t *testing.T) {
+	srv := pt.New(t, validateRequest, errorBody, pt.Reply{Header: jsonHeader, Body: pt.Load(t, "chat_text.json")})
+	c := newClient(srv, &pt.Sleeps{}, nil)
+	var deltas []model.Delta
+	got, err := c.Generate(t.Context(), conversation(), func(d model.Delta) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req struct{ Stream *bool }
+	if err := json.Unmarshal(srv.Request(0), &req); err != nil || req.Stream == nil || *req.Stream {
+		t.Fatalf("request with tools must say \"stream\": false: %s", srv.Request(0))
+	}
+	if len(deltas) != 1 || deltas[0].Text != got.Text || got.Text == "" {
+		t.Fatalf("deltas %+v for reply %q", deltas, got.Text)
+	}
+	// Without tools a streaming caller still gets a stream.
+	srv = pt.New(t, validateRequest, errorBody, pt.Reply{Header: ndjsonHeader, Body: pt.Load(t, "stream_text.ndjson"), Split: "events"})
+	c = newClient(srv, &pt.Sleeps{}, nil)
+	plain := conversation()
+	plain.Tools = nil
+	if _, err := c.Generate(t.Context(), plain, func(model.Delta) {}); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(srv.Request(0), &req); err != nil || !*req.Stream {
+		t.Fatalf("request without tools must stream: %s", srv.Request(0))
 	}
 }
 
@@ -256,7 +286,12 @@ func TestErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := pt.New(t, validateRequest, errorBody, tt.replies...)
 			sleeps := &pt.Sleeps{}
-			c := newClient(srv, sleeps, tt.mod)
+			c := newClient(srv, sleeps, func(c *Config) {
+				c.StreamTools = true // the stream cases stream with tools offered
+				if tt.mod != nil {
+					tt.mod(c)
+				}
+			})
 			var fn model.StreamFunc
 			if tt.stream {
 				fn = func(model.Delta) {}

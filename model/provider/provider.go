@@ -56,7 +56,22 @@ type Options struct {
 	Retry      Retry
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
+
+	// NumCtx is Ollama's context window (options.num_ctx); zero means
+	// DefaultOllamaNumCtx. Other providers ignore it.
+	NumCtx int
+	// StreamTools makes Ollama stream replies to requests with tools
+	// (sent with "stream": false by default). Other providers ignore it.
+	StreamTools bool
 }
+
+// DefaultOllamaNumCtx is the context window asked of Ollama when none is
+// set. Ollama's own default (2,048–4,096 tokens by version) silently drops
+// the start of an agent conversation: the system prompt with tool schemas
+// is about 3,000 tokens and 15 iterations of tool calls and truncated
+// outputs about 20,000 more, so 32,768 holds a default session with room
+// to spare and fits every current tool-calling model (qwen3: 40,960).
+const DefaultOllamaNumCtx = 32768
 
 type kind int
 
@@ -169,7 +184,11 @@ func Open(spec string, opts Options) (model.Model, error) {
 
 	switch in.kind {
 	case ollamaNative:
-		return ollama.New(ollama.Config{BaseURL: base, APIKey: key, Model: name,
+		numCtx := opts.NumCtx
+		if numCtx <= 0 {
+			numCtx = DefaultOllamaNumCtx
+		}
+		return ollama.New(ollama.Config{BaseURL: base, APIKey: key, Model: name, NumCtx: numCtx, StreamTools: opts.StreamTools,
 			HTTPClient: opts.HTTPClient, Timeouts: opts.Timeouts, Retry: opts.Retry}), nil
 	case anthropicMessages:
 		return anthropic.New(anthropic.Config{BaseURL: base, APIKey: key, Model: name,
