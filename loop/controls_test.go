@@ -365,8 +365,8 @@ func TestTextToolCallRecoveryAndCorrection(t *testing.T) {
 	if got := strings.Join(rec.list(), ","); got != "read_file:a.go,read_file:b.go" {
 		t.Fatalf("ran %s", got)
 	}
-	// One correction per malformed reply in a row; the second in a row is taken as the answer.
-	if st.Status != loop.StatusCompleted || st.Answer != "<tool_call>{bad a third time" || len(st.Warnings) != 1 {
+	// One correction per malformed reply in a row; the second in a row fails the session.
+	if st.Status != loop.StatusFailed || st.Reason != loop.ReasonMalformedToolCall || st.Answer == "<tool_call>{bad a third time" || len(st.Warnings) != 1 {
 		t.Fatalf("%s %q %+v", st.Status, st.Answer, st.Warnings)
 	}
 	evs, _ := e.log.Load(t.Context(), st.ID)

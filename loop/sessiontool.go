@@ -27,6 +27,9 @@ type SessionTool interface {
 // session.ended for it.
 type Finish struct {
 	Answer string
+	// Failed says the model could not do the task: the session waits for
+	// a person instead of completing.
+	Failed bool
 }
 
 // EventType makes Finish a Payload; it is never stored.

@@ -139,6 +139,8 @@ type Plan struct {
 	Goal   string     `json:"goal"`
 	Status string     `json:"status"`
 	Steps  []PlanStep `json:"steps"`
+	// Reason is why the plan failed or was completed, when the model said.
+	Reason string `json:"reason,omitempty"`
 }
 
 // State is a session as the fold of its events. Nothing else holds session
@@ -359,7 +361,7 @@ func (s *State) Apply(e Event) error {
 		}
 		s.Decisions[d.CallID] = *d
 	case *PlanUpdated:
-		s.Plan = &Plan{Goal: d.Goal, Status: d.Status, Steps: append([]PlanStep(nil), d.Steps...)}
+		s.Plan = &Plan{Goal: d.Goal, Status: d.Status, Steps: append([]PlanStep(nil), d.Steps...), Reason: d.Reason}
 	case *MemorySet:
 		if d.Deleted {
 			delete(s.Memory, d.Key)

@@ -140,11 +140,19 @@ func (s *Session) callModel(ctx context.Context) error {
 		}
 	}
 	calls = s.normaliseCalls(calls)
+	truncated := resp.FinishReason == model.FinishLength
+	if truncated {
+		// Nothing in a cut-off reply runs: its calls' arguments may be cut.
+		calls, text = nil, resp.Text
+	}
 	s.emit(&ModelResponded{
 		Iteration: st.CurrentIteration, Text: text, ToolCalls: calls, Reasoning: resp.Reasoning,
 		FinishReason: resp.FinishReason, Usage: resp.Usage, CostUSD: s.cost(resp.Usage),
 		DurationMS: dur.Milliseconds(), Format: format,
 	})
+	if truncated {
+		return s.truncatedReply(resp, append(resp.ToolCalls, rec.Calls...))
+	}
 	if len(calls) > 0 {
 		return nil // the calls run next
 	}
@@ -159,8 +167,13 @@ func (s *Session) textReply(ctx context.Context, text string, rec Recovered) err
 		return nil
 	}
 	if rec.Attempted {
-		s.emit(&Warning{Code: "unrecovered_tool_call", Message: "the model's tool call could not be read after one correction; taking the reply as its answer: " + rec.Problem})
+		s.emit(&Warning{Code: "unrecovered_tool_call", Message: "the model's tool call could not be read after one correction: " + rec.Problem})
+		s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: "malformed tool call: " + rec.Problem})
+		s.emit(&SessionEnded{Status: StatusFailed, Reason: ReasonMalformedToolCall,
+			Detail: "the model's tool call could not be read after a correction request (" + rec.Problem + "); try a model with native tool calls or another --model"})
+		return s.flush(ctx)
 	}
+	text = st.continuedText(text)
 	if st.Mode == ModeSelfReasoning {
 		if answer, ok := afterMarker(text, st.Marker); ok {
 			return s.complete(ctx, answer)
@@ -176,7 +189,12 @@ func (s *Session) textReply(ctx context.Context, text string, rec Recovered) err
 		return nil
 	}
 	if strings.TrimSpace(text) == "" {
-		s.emit(&Warning{Code: "empty_reply", Message: "the model's final reply was empty"})
+		s.emptyReply()
+		return s.flush(ctx)
+	}
+	if !st.planFailed() && AdmitsFailure(text) {
+		s.gaveUp(text)
+		return s.flush(ctx)
 	}
 	return s.complete(ctx, text)
 }
@@ -365,6 +383,10 @@ func (s *Session) complete(ctx context.Context, answer string) error {
 	s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationCompleted})
 	if !s.gateAnswer(ctx, answer) {
 		return s.flush(ctx) // the gate added what comes next
+	}
+	if st.planFailed() {
+		s.emit(&SessionEnded{Status: StatusFailed, Reason: ReasonPlanFailed, Detail: "the model failed its plan: " + st.Plan.Reason, Answer: answer, Partial: true})
+		return s.flush(ctx)
 	}
 	switch s.verify(ctx, "completion") {
 	case "", VerifyPass:

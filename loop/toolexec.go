@@ -162,6 +162,10 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 			for _, rest := range st.PendingCalls {
 				s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: rest.ID, Name: rest.Name, Output: "not run: the session ended with a final answer", IsError: true, Refused: true})
 			}
+			if !st.planFailed() && (p.Failed || AdmitsFailure(p.Answer)) {
+				s.gaveUp(p.Answer)
+				return s.flush(ctx)
+			}
 			return s.complete(ctx, p.Answer)
 		case *SessionWaiting:
 			// The person's answer must follow every result of this reply,

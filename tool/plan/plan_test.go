@@ -162,7 +162,7 @@ func TestLifecycle(t *testing.T) {
 		{Title: "Find the bug", Status: "completed", Result: "off-by-one in retry.go"},
 		{Title: "Fix it", Status: "completed"},
 		{Title: "Run the tests", Status: "skipped", Result: "no test runner"},
-	}}
+	}, Reason: "fixed"}
 	back := h.fold(st.ID)
 	if !reflect.DeepEqual(back.Plan, want) {
 		t.Errorf("plan after folding the stored log:\n got %+v\nwant %+v", back.Plan, want)

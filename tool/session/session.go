@@ -50,10 +50,14 @@ func FinalAnswer() loop.SessionTool {
 	return loop.SessionFunc(model.ToolSpec{
 		Name: "final_answer",
 		Description: "Finish the task and end the session with your final answer for the user: what you did, what you found, and anything left open. " +
+			"If you could not do the task, say so with success false and explain what stopped you: a person will look at it. " +
 			"Call it once, last; tool calls after it in the same reply do not run.",
 		Parameters: json.RawMessage(`{
   "type": "object",
-  "properties": {"answer": {"type": "string", "description": "The final answer, written for the user."}},
+  "properties": {
+    "answer": {"type": "string", "description": "The final answer, written for the user."},
+    "success": {"type": "boolean", "description": "false when the task could not be done (default true)."}
+  },
   "required": ["answer"],
   "additionalProperties": false
 }`),
@@ -77,7 +81,8 @@ func askUser(_ *loop.State, raw json.RawMessage) (tool.Result, []loop.Payload, e
 
 func finalAnswer(st *loop.State, raw json.RawMessage) (tool.Result, []loop.Payload, error) {
 	var a struct {
-		Answer string `json:"answer"`
+		Answer  string `json:"answer"`
+		Success *bool  `json:"success"`
 	}
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return tool.Result{}, nil, fmt.Errorf("final_answer: arguments do not match the schema (%v); send {\"answer\": \"…\"}", err)
@@ -94,6 +99,10 @@ func finalAnswer(st *loop.State, raw json.RawMessage) (tool.Result, []loop.Paylo
 				Message: fmt.Sprintf("the model gave its final answer while plan steps %s were not finished", strings.Join(open, ", ")),
 			})
 		}
+	}
+	if a.Success != nil && !*a.Success {
+		effects = append(effects, &loop.Finish{Answer: answer, Failed: true})
+		return tool.Result{Output: "Recorded that the task could not be done; the session waits for a person."}, effects, nil
 	}
 	effects = append(effects, &loop.Finish{Answer: answer})
 	return tool.Result{Output: "Final answer recorded; the session ends."}, effects, nil

@@ -1,0 +1,197 @@
+package loop
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/agentloop/agentloop/model"
+)
+
+// Outcomes of a final reply that are not a completed answer.
+const (
+	// ReasonModelGaveUp: the model said it cannot do the task (final_answer
+	// with success false, or a clear admission in its final reply); the
+	// session waits for a person.
+	ReasonModelGaveUp StopReason = "model_gave_up"
+	// ReasonTruncated: replies kept being cut off by the token limit.
+	ReasonTruncated StopReason = "truncated"
+	// ReasonPlanFailed: the model failed its plan and then answered.
+	ReasonPlanFailed StopReason = "plan_failed"
+	// ReasonMalformedToolCall: a tool call could not be read even after
+	// the one correction request.
+	ReasonMalformedToolCall StopReason = "malformed_tool_call"
+	// ReasonEmptyReply: the model sent nothing (no text, no call) twice.
+	ReasonEmptyReply StopReason = "empty_reply"
+)
+
+// Messages the runner adds for replies that are not answers.
+const (
+	KindTruncated  MessageKind = "truncated"   // the reply hit the token limit
+	KindEmptyReply MessageKind = "empty_reply" // the reply was empty
+)
+
+// planFailed reports whether the model gave up its plan (update_plan
+// fail); its next answer ends the session as failed.
+func (s *State) planFailed() bool { return s.Plan != nil && s.Plan.Status == "failed" }
+
+// maxTruncatedContinuations is how many times in a row a reply cut off by
+// the token limit is continued before the session fails.
+const maxTruncatedContinuations = 2
+
+// trailingKind counts the iterations in a row, ending with the one before
+// the current, that added a message of kind k.
+func (s *State) trailingKind(k MessageKind) int {
+	n := 0
+	for i := len(s.Iterations) - 2; i >= 0; i-- {
+		if !hasKind(&s.Iterations[i], k) {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+func hasKind(it *Iteration, k MessageKind) bool {
+	for _, m := range it.Messages {
+		if m.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// continuedText joins the text of the replies cut off by the token limit
+// just before the current one to text, so an answer the model had to
+// continue is recorded whole.
+func (s *State) continuedText(text string) string {
+	n := s.trailingKind(KindTruncated)
+	if n == 0 {
+		return text
+	}
+	var b strings.Builder
+	for _, it := range s.Iterations[len(s.Iterations)-1-n : len(s.Iterations)-1] {
+		for _, m := range it.Messages {
+			if m.Role == model.RoleAssistant {
+				b.WriteString(m.Content)
+			}
+		}
+	}
+	b.WriteString(text)
+	return b.String()
+}
+
+// truncatedReply handles a reply the token limit cut off: it is not an
+// answer, and tool calls in it may have cut arguments, so none of them run.
+// The model is asked to continue a bounded number of times; then the
+// session fails.
+func (s *Session) truncatedReply(resp *model.Response, calls []model.ToolCall) error {
+	st := s.state
+	if len(calls) > 0 {
+		s.emit(&Warning{Code: "truncated_tool_calls", Message: "the reply hit the token limit with tool calls in it; none of them ran, since their arguments may be cut"})
+	}
+	if st.trailingKind(KindTruncated) >= maxTruncatedContinuations || st.CurrentIteration >= st.MaxIterations {
+		s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: "reply cut off by the token limit"})
+		s.emit(&SessionEnded{Status: StatusFailed, Reason: ReasonTruncated,
+			Detail: "the model's replies kept hitting the token limit; raise the model's max tokens or ask for a shorter answer",
+			Answer: st.continuedText(resp.Text), Partial: true})
+		return nil
+	}
+	msg := "Your reply was cut off by the token limit. Continue exactly where it stopped, without repeating what you wrote."
+	if len(calls) > 0 {
+		msg = "Your reply was cut off by the token limit in the middle of a tool call, so no tool ran. Send the tool call again, complete; keep its arguments short (write large files in parts)."
+	}
+	s.emit(&MessageAdded{Role: model.RoleUser, Content: msg, Kind: KindTruncated})
+	return nil
+}
+
+// emptyReply handles a reply with no text and no tool call: the model is
+// asked once for an answer or a tool call; a second empty reply in a row
+// fails the session.
+func (s *Session) emptyReply() {
+	st := s.state
+	if st.trailingKind(KindEmptyReply) >= 1 || st.CurrentIteration >= st.MaxIterations {
+		s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: "empty reply"})
+		s.emit(&SessionEnded{Status: StatusFailed, Reason: ReasonEmptyReply,
+			Detail: "the model sent empty replies (no text and no tool call); check the model and its context size", Answer: st.LastAnswer(), Partial: true})
+		return
+	}
+	s.emit(&Warning{Code: "empty_reply", Message: "the model's reply was empty; asking it again"})
+	s.emit(&MessageAdded{Role: model.RoleUser, Content: "Your reply was empty. Continue the task: call a tool, or write your final answer.", Kind: KindEmptyReply})
+}
+
+// gaveUp stops the session for a person after the model said it cannot do
+// the task: they can reply with guidance (the session goes on) or
+// terminate it.
+func (s *Session) gaveUp(answer string) {
+	st := s.state
+	if it := st.current(); it != nil && it.Status == IterationInProgress {
+		s.emit(&IterationEnded{N: it.N, Status: IterationCompleted})
+	}
+	s.emit(&SessionWaiting{Reason: ReasonModelGaveUp,
+		Question: "The model says it cannot finish the task:\n\n" + strings.TrimSpace(answer) +
+			"\n\nReply with guidance to let it try again, or terminate the session (reason failed, or different_approach)."})
+}
+
+// AdmitsFailure reports whether a final reply clearly says the task could
+// not be done: a first-person "I am unable to / I could not / I failed to /
+// I give up …" in a sentence that does not go on to say it managed after
+// all, and is not about failing to find a problem ("I cannot find any bug,
+// the code is fine", "unable to reproduce: the tests pass").
+func AdmitsFailure(text string) bool {
+	for _, sentence := range sentences(stripCode(text)) {
+		s := strings.ToLower(sentence)
+		loc := inability.FindStringIndex(s)
+		if loc == nil {
+			continue
+		}
+		rest := s[loc[1]:]
+		if noProblemFound.MatchString(rest) || contrast.MatchString(s) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+var (
+	// inability is a first-person statement that something could not be
+	// done.
+	inability = regexp.MustCompile(`\b(?:i|we)\s+(?:wasn't|weren't|am not|'m not)\s+able\s+to|\b(?:i|we)(?:'m| am| was| were| are|'ve| have)?\s+(?:(?:still\s+|simply\s+|really\s+)?(?:unable|not able)\s+to|(?:can ?not|can't|could ?not|couldn't|did not manage|didn't manage|failed)\s+(?:to\s+)?|give up|gave up)|\b(?:unable|not possible|impossible)\s+(?:for me\s+)?to\s+(?:complete|finish|fix|do|accomplish|carry out|perform)\b|\bbeyond my (?:capabilities|abilities|ability)\b|\bi (?:do not|don't) have (?:access|the ability|permission)\b`)
+	// noProblemFound is what follows an "I could not" that reports a
+	// clean result rather than a failure.
+	noProblemFound = regexp.MustCompile(`^\s*(?:find|see|spot|identify|detect|locate|discover|reproduce|notice)\b(?:\s+(?:any|a|the|an)\b)?[^.]*?\b(?:bugs?|issues?|problems?|errors?|anything wrong|fault|defects?|it|failures?|regressions?|vulnerabilit(?:y|ies)|reason to change)\b|^\s*(?:reproduce(?:\s*$|\s*[:,]|\s+(?:it|the|this|that)\b[^.]*$)|see anything|find anything)|^\s*(?:stress|emphasi[sz]e|overstate|thank|help but|wait)\b`)
+	// contrast is a turn in the same sentence to having managed after all.
+	contrast    = regexp.MustCompile(`\b(?:but|however|so instead)\b[^.]*\b(?:i|we)\s+(?:then\s+|eventually\s+|finally\s+)?(?:fixed|solved|resolved|managed|found|completed|did|worked around|was able|were able|got)\b|\bat first\b|\binitially\b|\buntil\b`)
+	sentenceEnd = regexp.MustCompile(`[.!?;]\s+|\n+`)
+)
+
+func sentences(text string) []string { return sentenceEnd.Split(text, -1) }
+
+// stripCode drops fenced code blocks and inline code: an error message
+// quoted there ("cannot open file") is not the model speaking.
+func stripCode(text string) string {
+	for {
+		i := strings.Index(text, "```")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(text[i+3:], "```")
+		if j < 0 {
+			text = text[:i]
+			break
+		}
+		text = text[:i] + "\n" + text[i+3+j+3:]
+	}
+	var b strings.Builder
+	in := false
+	for _, r := range text {
+		if r == '`' {
+			in = !in
+			continue
+		}
+		if !in {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,65 @@
+package loop
+
+import "testing"
+
+func TestAdmitsFailure(t *testing.T) {
+	admits := []string{
+		"I am unable to complete this task because the repository is missing.",
+		"I'm unable to fix the test: the function it calls does not exist.",
+		"I was unable to find the file you mentioned, so I could not make the change.",
+		"I was not able to get the build working.",
+		"I wasn't able to fix the failing test.",
+		"I cannot complete this task without network access.",
+		"I can't do this: the workspace is read-only.",
+		"I could not fix the bug.",
+		"I couldn't make the tests pass.",
+		"Sorry, I failed to apply the patch.",
+		"After several attempts I give up on this one.",
+		"I gave up after the third approach failed.",
+		"I'm not able to access the database from here.",
+		"We were unable to finish the migration.",
+		"It is not possible to complete the refactor with the tools I have.",
+		"Unfortunately this is beyond my capabilities.",
+		"I do not have access to the server, so nothing was deployed.",
+		"I don't have permission to write to that directory.",
+		"Summary: I tried three fixes.\nI could not resolve the import cycle.",
+		"I cannot proceed because `go` is not installed.",
+		"I'm still unable to compile the project after the changes.",
+		"I didn't manage to reproduce and fix the crash in time.",
+		"Impossible to complete the task: the API key is missing.",
+	}
+	clean := []string{
+		"I cannot find any bug, the code is fine.",
+		"I can't see any problem with the configuration.",
+		"Unable to reproduce: the tests all pass.",
+		"I could not find any issues in the diff.",
+		"I couldn't spot a regression; all 42 tests pass.",
+		"I was unable to reproduce the failure; it passes on every run.",
+		"I couldn't find anything wrong with the handler.",
+		"I did not detect any errors in the logs.",
+		"I was unable to run the tests at first, but I then fixed the Makefile and they pass.",
+		"Initially I couldn't build it; after installing gcc everything works.",
+		"The tool said `cannot open file`, so I created it and the build passes.",
+		"Fixed the bug in calc.go; all tests pass.",
+		"```\nerror: cannot find package\n```\nI added the missing dependency and it builds now.",
+		"The function returns an error when the user is unable to log in.",
+		"Users cannot delete their account until they confirm the email; I added that check.",
+		"Done. The cache can't grow past 100 entries any more.",
+		"I couldn't reproduce the race, but I fixed the unguarded map access it points to and added a test.",
+		"The parser could not handle nested lists; I rewrote it and added tests.",
+		"Everything works: the file could not be found because of a typo, now fixed.",
+		"I found no problems.",
+		"TASK_COMPLETE: the answer is 42.",
+		"I cannot stress enough how important the new test is: it covers the bug.",
+	}
+	for _, s := range admits {
+		if !AdmitsFailure(s) {
+			t.Errorf("missed an admission: %q", s)
+		}
+	}
+	for _, s := range clean {
+		if AdmitsFailure(s) {
+			t.Errorf("called a clean answer a failure: %q", s)
+		}
+	}
+}
