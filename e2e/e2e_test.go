@@ -134,21 +134,13 @@ func TestRefactorAcrossTwoFilesWithPlan(t *testing.T) {
 	}
 }
 
-// Scenario 3: writing into a read-only file fails again and again; stuck
-// detection nudges the model once, then pauses the session for a person.
+// Scenario 3: writing a file where a directory stands fails again and
+// again; stuck detection nudges the model once, then pauses the session for
+// a person. (A file the OS refuses to write stops the session at once for a
+// person instead: see TestPermissionDeniedWaitsForAPerson in loop.)
 func TestReadOnlyFileMakesTheSessionStuck(t *testing.T) {
-	if os.Geteuid() == 0 {
-		// root ignores file permissions; make the target a directory instead,
-		// which no user can write as a file.
-		t.Log("running as root: the read-only file is a directory")
-	}
 	w := newWorld(t, map[string]string{"notes/keep": "x"})
-	target := "locked.txt"
-	if os.Geteuid() == 0 {
-		target = "notes"
-	} else {
-		os.WriteFile(filepath.Join(w.dir, target), []byte("old"), 0o444)
-	}
+	target := "notes"
 	call := `{"path":"` + target + `","content":"new"}`
 	var steps []scripted.Step
 	for range 4 {

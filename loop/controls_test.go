@@ -43,7 +43,7 @@ func TestTerminateCancelsInFlightModelCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != loop.StatusTerminated || st.Reason != loop.ReasonTerminated || st.Detail != "different_approach" {
+	if st.Status != loop.StatusTerminated || st.Reason != loop.ReasonDifferentApproach || st.Detail != "different_approach" {
 		t.Fatalf("%s %s %q", st.Status, st.Reason, st.Detail)
 	}
 	if st.Iterations[0].Status != loop.IterationFailed {
@@ -67,7 +67,7 @@ func TestTerminateCancelsInFlightTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := st.Iterations[0].ToolCalls
-	if st.Status != loop.StatusTerminated || len(calls) != 2 || !strings.Contains(calls[0].Output, "terminated") || !strings.Contains(calls[1].Output, "not run") {
+	if st.Status != loop.StatusCompleted || st.Reason != loop.ReasonCompletedByUser || len(calls) != 2 || !strings.Contains(calls[0].Output, "terminated") || !strings.Contains(calls[1].Output, "not run") {
 		t.Fatalf("%s %+v", st.Status, calls)
 	}
 	if len(st.OpenToolCalls) != 0 || len(st.PendingCalls) != 0 {
@@ -187,7 +187,7 @@ func TestTerminateStoredSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != loop.StatusTerminated || st.Detail != "failed" {
+	if st.Status != loop.StatusFailed || st.Reason != loop.ReasonFailedByUser || st.Detail != "failed" {
 		t.Fatalf("%s %q", st.Status, st.Detail)
 	}
 	refold(t, e, st)

@@ -8,7 +8,9 @@ import (
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/scripted"
 	"github.com/agentloop/agentloop/tool"
+	"github.com/agentloop/agentloop/tool/fs"
 	"github.com/agentloop/agentloop/tool/session"
+	"github.com/agentloop/agentloop/tool/workspace"
 )
 
 // A final reply that admits the task cannot be done is not a completed
@@ -126,4 +128,37 @@ func TestEmptyRepliesFail(t *testing.T) {
 	if st.Status != loop.StatusCompleted || st.Answer != "42" {
 		t.Fatalf("%s (%s) %q", st.Status, st.Reason, st.Answer)
 	}
+}
+
+// A tool refused access by the workspace (or the OS) stops the session for
+// a person at once; the rest of the reply does not run; resuming goes on.
+func TestPermissionDeniedWaitsForAPerson(t *testing.T) {
+	dir := t.TempDir()
+	ws, err := workspace.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv()
+	rec := &recorder{}
+	m := scripted.Replies(
+		scripted.Calls(scripted.Call("read_file", `{"path":"/etc/hostname"}`), scripted.Call("echo", `{"path":"x"}`)),
+		scripted.Text("I will stay inside the workspace.").WithExpect(scripted.Expect{LastMessageContains: "not run"}),
+	)
+	r := e.runner(t, m, append(fs.Tools(ws), echoTool("echo", rec)), nil)
+	st := run(t, r, "read the host name")
+	if st.Status != loop.StatusWaiting || st.Reason != loop.ReasonPermissionDenied ||
+		!strings.Contains(st.Question, "read_file") || !strings.Contains(st.Question, "outside the workspace") {
+		t.Fatalf("%s (%s) %q", st.Status, st.Reason, st.Question)
+	}
+	if len(rec.list()) != 0 {
+		t.Fatalf("the rest of the reply ran: %v", rec.list())
+	}
+	s, err := r.Resume(t.Context(), st.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err = s.Wait(t.Context()); err != nil || st.Status != loop.StatusCompleted {
+		t.Fatalf("after resume: %v %s", err, st.Status)
+	}
+	checkScript(t, m)
 }

@@ -63,3 +63,23 @@ func TestAdmitsFailure(t *testing.T) {
 		}
 	}
 }
+
+// A person's reason to terminate decides the final status.
+func TestTerminationOutcome(t *testing.T) {
+	for given, want := range map[string]struct {
+		status Status
+		reason StopReason
+	}{
+		"completed_by_user":  {StatusCompleted, ReasonCompletedByUser},
+		"failed":             {StatusFailed, ReasonFailedByUser},
+		"different_approach": {StatusTerminated, ReasonDifferentApproach},
+		"stuck":              {StatusError, ReasonStuckByUser},
+		" Stuck ":            {StatusError, ReasonStuckByUser},
+		"out of time today":  {StatusTerminated, ReasonTerminated},
+		"":                   {StatusTerminated, ReasonTerminated},
+	} {
+		if s, r := TerminationOutcome(given); s != want.status || r != want.reason {
+			t.Errorf("%q: %s (%s), want %s (%s)", given, s, r, want.status, want.reason)
+		}
+	}
+}

@@ -283,22 +283,37 @@ func TestSessionTimeout(t *testing.T) {
 	}
 }
 
-func TestModelCallTimeoutFailsTheIteration(t *testing.T) {
+// A model call that times out is made once more; a second timeout in a
+// row pauses the session, and resuming makes the call again.
+func TestModelCallTimeoutRetriesOnceThenPauses(t *testing.T) {
 	e := newEnv()
 	m := scripted.Replies(scripted.Text("too slow").WithDelay(time.Hour), scripted.Text("quick"))
-	r := e.runner(t, m, nil, func(c *loop.Config) {
+	r := e.runner(t, m, []tool.Tool{echoTool("read_file", &recorder{})}, func(c *loop.Config) {
 		c.Limits.ModelCallTimeout = 20 * time.Millisecond
-		c.Limits.MaxIterations = 1
-		c.Mode = loop.ModeTools
 	})
-	// One iteration: it fails on the timeout; the wrap-up call answers.
 	st := run(t, r, "x")
-	if st.Iterations[0].Status != loop.IterationFailed || !strings.Contains(st.Iterations[0].Error, "model call timed out") {
-		t.Fatalf("iteration: %+v", st.Iterations[0])
+	if st.Status != loop.StatusCompleted || st.Answer != "quick" || len(st.Iterations) != 1 || len(st.Warnings) != 1 {
+		t.Fatalf("%s %q iterations %d warnings %+v", st.Status, st.Answer, len(st.Iterations), st.Warnings)
 	}
-	if st.Reason != loop.ReasonMaxIterations || st.Answer != "quick" {
-		t.Fatalf("%s %q", st.Reason, st.Answer)
+
+	e = newEnv()
+	m = scripted.Replies(scripted.Text("slow").WithDelay(time.Hour), scripted.Text("slow again").WithDelay(time.Hour), scripted.Text("back"))
+	r = e.runner(t, m, []tool.Tool{echoTool("read_file", &recorder{})}, func(c *loop.Config) {
+		c.Limits.ModelCallTimeout = 20 * time.Millisecond
+	})
+	st = run(t, r, "x")
+	if st.Status != loop.StatusPaused || st.Reason != loop.ReasonModelTimeout || !strings.Contains(st.Detail, "--model-timeout") {
+		t.Fatalf("%s (%s) %q", st.Status, st.Reason, st.Detail)
 	}
+	refold(t, e, st)
+	s, err := r.Resume(t.Context(), st.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err = s.Wait(t.Context()); err != nil || st.Status != loop.StatusCompleted || st.Answer != "back" {
+		t.Fatalf("after resume: %v %s %q", err, st.Status, st.Answer)
+	}
+	checkScript(t, m)
 }
 
 func TestNoProgress(t *testing.T) {

@@ -124,6 +124,9 @@ type Iteration struct {
 	Responded bool `json:"-"`
 	// Correction is true when this iteration ended with a correction request.
 	Correction bool `json:"-"`
+	// Timeouts counts the model calls of this iteration that timed out
+	// since it started or a person resumed the session.
+	Timeouts int `json:"-"`
 }
 
 // PendingApproval is a tool call waiting for a person's decision.
@@ -268,6 +271,7 @@ func (s *State) Apply(e Event) error {
 		s.PendingCalls = append(s.PendingCalls[:0:0], d.ToolCalls...)
 		if it := s.current(); it != nil {
 			it.Responded = true
+			it.Error = "" // an earlier attempt's error was retried away
 			it.Usage = it.Usage.Add(d.Usage)
 			it.CostUSD += d.CostUSD
 			it.Messages = append(it.Messages, MessageRecord{
@@ -282,6 +286,9 @@ func (s *State) Apply(e Event) error {
 		s.LastInteractionAt = e.Time
 		if it := s.current(); it != nil {
 			it.Error = d.Error
+			if d.Timeout {
+				it.Timeouts++
+			}
 		}
 	case *ToolStarted:
 		s.ToolCallCount++
@@ -383,6 +390,9 @@ func (s *State) Apply(e Event) error {
 		s.Status, s.Reason, s.Question = StatusWaiting, d.Reason, d.Question
 	case *SessionResumed:
 		s.Status, s.Reason, s.Detail, s.Question = StatusRunning, "", "", ""
+		if it := s.current(); it != nil {
+			it.Timeouts = 0 // a person resumed: the retry budget starts again
+		}
 	case *Warning:
 		s.Warnings = append(s.Warnings, *d)
 	case *SessionEnded:

@@ -293,10 +293,18 @@ func (s *Session) modelFailed(ctx context.Context, err error, dur time.Duration)
 	if parentGone {
 		return nil // run() pauses as interrupted; the iteration is redone
 	}
-	timeout := errors.Is(err, errModelCallTimeout) || errors.Is(err, errSessionTimeout) || errors.Is(err, model.ErrTimeout)
+	sessionTimeout := errors.Is(err, errSessionTimeout)
+	timeout := errors.Is(err, errModelCallTimeout) || sessionTimeout || errors.Is(err, model.ErrTimeout)
 	retryable := errors.Is(err, model.ErrRetryable)
 	s.emit(&ModelFailed{Iteration: st.CurrentIteration, Error: err.Error(), Retryable: retryable, Timeout: timeout, DurationMS: dur.Milliseconds()})
 	switch {
+	case timeout && !sessionTimeout && st.current().Timeouts < 2:
+		// A call that timed out is made once more.
+		s.emit(&Warning{Code: "model_timeout_retry", Message: "the model call timed out; trying once more: " + err.Error()})
+		return s.flush(ctx)
+	case timeout && !sessionTimeout:
+		s.emit(&SessionPaused{Reason: ReasonModelTimeout, Detail: "the model call timed out twice in a row (" + err.Error() + "); resume the session to try again, with a larger --model-timeout for a slow model"})
+		return s.flush(ctx)
 	case retryable:
 		s.emit(&SessionPaused{Reason: ReasonModelError, Detail: "the model kept failing: " + err.Error() + " — resume the session to retry"})
 		return s.flush(ctx)
@@ -457,7 +465,8 @@ func (s *Session) endTerminated(ctx context.Context) error {
 	if it := st.current(); it != nil && it.Status == IterationInProgress {
 		s.emit(&IterationEnded{N: it.N, Status: IterationFailed, Error: "terminated: " + reason})
 	}
-	s.emit(&SessionEnded{Status: StatusTerminated, Reason: ReasonTerminated, Detail: reason, Answer: s.state.LastAnswer(), Partial: true})
+	status, why := TerminationOutcome(reason)
+	s.emit(&SessionEnded{Status: status, Reason: why, Detail: reason, Answer: s.state.LastAnswer(), Partial: status != StatusCompleted})
 	return s.flush(ctx)
 }
 

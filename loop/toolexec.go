@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"sync"
 
 	"github.com/agentloop/agentloop/model"
@@ -129,6 +130,7 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 	start := cfg.Clock()
 	var effects []Payload
 	var res tool.Result
+	refused := false // the OS or the workspace denied the tool access
 	if stool, ok := t.(SessionTool); ok {
 		var err error
 		res, effects, err = stool.CallSession(tctx, st, input)
@@ -136,7 +138,9 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 			res, effects = tool.Result{Output: "error: " + err.Error(), IsError: true}, nil
 		}
 	} else {
-		res = tool.Invoke(tctx, t, input)
+		var err error
+		res, err = tool.Execute(tctx, t, input)
+		refused = errors.Is(err, iofs.ErrPermission)
 	}
 	dur := cfg.Clock().Sub(start)
 	if tctx.Err() != nil {
@@ -155,6 +159,9 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 	mods := modified
 	mu.Unlock()
 	s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: call.ID, Name: call.Name, Output: res.Output, IsError: res.IsError, DurationMS: dur.Milliseconds(), Modified: mods})
+	if refused && tctx.Err() == nil {
+		return s.permissionDenied(ctx, call, res.Output)
+	}
 	for _, p := range effects {
 		switch p := p.(type) {
 		case *Finish:

@@ -196,15 +196,23 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 // Invoke runs a tool whose arguments were already validated, turning a
 // returned error or a panic into an error Result.
 func Invoke(ctx context.Context, t Tool, args json.RawMessage) Result {
+	res, _ := Execute(ctx, t, args)
+	return res
+}
+
+// Execute is Invoke that also returns the tool's error, for callers that
+// act on its kind: a tool refused access (by the OS or by the workspace)
+// returns an error matching fs.ErrPermission.
+func Execute(ctx context.Context, t Tool, args json.RawMessage) (Result, error) {
 	res, err := safeCall(ctx, t, args)
 	if err != nil {
 		msg := err.Error()
 		if res.Output != "" {
 			msg = res.Output + "\n" + msg
 		}
-		return Result{Output: "error: " + msg, IsError: true}
+		return Result{Output: "error: " + msg, IsError: true}, err
 	}
-	return res
+	return res, nil
 }
 
 func safeCall(ctx context.Context, t Tool, args json.RawMessage) (res Result, err error) {

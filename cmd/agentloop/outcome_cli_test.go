@@ -2,9 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -20,6 +24,7 @@ func writeSteps(t *testing.T, steps ...string) string {
 
 type shown struct {
 	Status, Reason, Detail, Answer, Question string
+	ExitCode                                 *int `json:"exit_code"`
 }
 
 func showJSON(t *testing.T, c *cli, id string) shown {
@@ -76,8 +81,14 @@ func TestRunOutcomesTellTheTruth(t *testing.T) {
 				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, out, errOut)
 			}
 			s := showJSON(t, c, sessionID(t, c))
-			if s.Status != tc.status || s.Reason != tc.reason {
-				t.Fatalf("%s (%s), want %s (%s)\n%s", s.Status, s.Reason, tc.status, tc.reason, errOut)
+			if s.Status != tc.status || s.Reason != tc.reason || s.ExitCode == nil || *s.ExitCode != tc.code {
+				t.Fatalf("%s (%s) exit_code %v, want %s (%s) %d\n%s", s.Status, s.Reason, s.ExitCode, tc.status, tc.reason, tc.code, errOut)
+			}
+			// run --json prints the same outcome.
+			out, _, _ = c.run("", "run", "--yes", "--json", "--model", "script:"+script, "--dir", t.TempDir(), "do the task")
+			var again shown
+			if err := json.Unmarshal([]byte(out), &again); err != nil || again.Status != tc.status || again.Reason != tc.reason || again.ExitCode == nil || *again.ExitCode != tc.code {
+				t.Fatalf("run --json: %v %+v\n%s", err, again, out)
 			}
 		})
 	}
@@ -98,5 +109,76 @@ func TestModelGaveUpThenReply(t *testing.T) {
 	out, errOut, code := c.run("", "sessions", "reply", "--yes", id, "use SQLite")
 	if code != exitCompleted || !strings.Contains(out, "Used SQLite") {
 		t.Fatalf("reply: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// A person's reason to terminate sets the final status: each of the
+// dialog's four reasons, and free text.
+func TestTerminateReasonsSetTheStatus(t *testing.T) {
+	for reason, want := range map[string][2]string{
+		"completed_by_user":  {"completed", "completed_by_user"},
+		"failed":             {"failed", "failed_by_user"},
+		"different_approach": {"terminated", "different_approach"},
+		"stuck":              {"error", "stuck_by_user"},
+		"going home":         {"terminated", "terminated"},
+	} {
+		t.Run(reason, func(t *testing.T) {
+			c := newCLI(t)
+			script := writeSteps(t, `{"tool_calls":[{"name":"ask_user","arguments":{"question":"Which file?"}}]}`)
+			if _, errOut, code := c.run("", "run", "--model", "script:"+script, "--dir", t.TempDir(), "edit a file"); code != exitPaused {
+				t.Fatalf("run: exit %d %s", code, errOut)
+			}
+			id := sessionID(t, c)
+			out, errOut, code := c.run("", "sessions", "terminate", id, reason)
+			if code != 0 || !strings.Contains(out, want[0]+" ("+want[1]+")") {
+				t.Fatalf("terminate: exit %d %q %s", code, out, errOut)
+			}
+			if s := showJSON(t, c, id); s.Status != want[0] || s.Reason != want[1] {
+				t.Fatalf("%s (%s), want %v", s.Status, s.Reason, want)
+			}
+		})
+	}
+}
+
+// A tool refused access stops the run for a person (exit 4); resuming
+// goes on with the refusal in the model's conversation.
+func TestPermissionDeniedStopsTheRun(t *testing.T) {
+	c := newCLI(t)
+	script := writeSteps(t,
+		`{"tool_calls":[{"name":"read_file","arguments":{"path":"/etc/passwd"}}]}`,
+		`{"text":"I read nothing outside the workspace.","expect":{"last_message_contains":"outside the workspace"}}`)
+	_, errOut, code := c.run("", "run", "--yes", "--model", "script:"+script, "--dir", t.TempDir(), "read /etc/passwd")
+	if code != exitPaused || !strings.Contains(errOut, "permission_denied") || !strings.Contains(errOut, "read_file was refused access") {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	out, errOut, code := c.run("", "sessions", "resume", "--yes", sessionID(t, c))
+	if code != exitCompleted || !strings.Contains(out, "I read nothing") {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// A model that does not answer in time is asked once more, then the run
+// pauses (exit 4) saying so.
+func TestModelTimeoutRetriesThenPauses(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		io.Copy(io.Discard, r.Body) // the server notices the client leave only once the body is read
+		<-r.Context().Done()        // never answers
+	}))
+	t.Cleanup(srv.Close)
+	c := newCLI(t)
+	_, errOut, code := c.run("", "run", "--model", "openai/gpt-test", "--base-url", srv.URL+"/v1", "--api-key", "k",
+		"--model-timeout", "300ms", "--dir", t.TempDir(), "task")
+	if code != exitPaused || !strings.Contains(errOut, "model_timeout") || !strings.Contains(errOut, "--model-timeout") {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 2 {
+		t.Fatalf("%d calls, want 2 (one retry)", calls)
 	}
 }

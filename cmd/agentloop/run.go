@@ -135,9 +135,7 @@ func askApproval(ctx context.Context, env *cliEnv, st *loop.State, stderr io.Wri
 // report prints the outcome and maps it to an exit code.
 func report(st *loop.State, env *cliEnv, stdout, stderr io.Writer, jsonOut bool) int {
 	if jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(st)
+		printJSON(stdout, withExitCode(st))
 	}
 	w := stdout
 	if jsonOut {
@@ -170,6 +168,22 @@ func report(st *loop.State, env *cliEnv, stdout, stderr io.Writer, jsonOut bool)
 	}
 	fmt.Fprintf(stderr, ", %s. Details: agentloop sessions show %s\n", st.Duration.Round(time.Millisecond), st.ID)
 	return exitCode(st)
+}
+
+// stateJSON is a session's state as --json prints it: the state and the
+// exit code its outcome maps to.
+// A running session has no exit code yet.
+type stateJSON struct {
+	*loop.State
+	ExitCode *int `json:"exit_code,omitempty"`
+}
+
+func withExitCode(st *loop.State) stateJSON {
+	if st.Status == loop.StatusRunning || st.Status == loop.StatusIdle {
+		return stateJSON{State: st}
+	}
+	code := exitCode(st)
+	return stateJSON{st, &code}
 }
 
 func exitCode(st *loop.State) int {

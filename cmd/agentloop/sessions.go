@@ -31,7 +31,8 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
   approvals [ID]                list tool calls waiting for approval
   approve ID CALL HASH          approve a tool call (--args JSON to change its arguments)
   deny ID CALL HASH ["reason"]  deny a tool call; the model sees the reason
-  terminate ID ["reason"]       end a session (reasons: completed_by_user, failed, different_approach, stuck, or text)`)
+  terminate ID ["reason"]       end a session: completed_by_user (→ completed), failed (→ failed),
+                                different_approach (→ terminated), stuck (→ error), or any text (→ terminated)`)
 		if len(args) == 0 {
 			return exitUsage
 		}
@@ -130,7 +131,7 @@ func sessionsShow(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	case *jsonOut:
-		return printJSON(stdout, state)
+		return printJSON(stdout, withExitCode(state))
 	}
 	showState(stdout, state)
 	return 0
@@ -371,7 +372,7 @@ func sessionsTerminate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	fmt.Fprintf(stdout, "session %s terminated (%s)\n", state.ID, state.Detail)
+	fmt.Fprintf(stdout, "session %s ended %s (%s): %s\n", state.ID, state.Status, state.Reason, state.Detail)
 	return 0
 }
 

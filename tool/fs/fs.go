@@ -107,7 +107,7 @@ func describe(t target, err error) error {
 	case errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("%s: a parent of this path is a file, not a directory; check the path with list_dir", t.rel)
 	case errors.Is(err, iofs.ErrPermission):
-		return fmt.Errorf("%s: permission denied; the agent cannot access this path, so choose another one", t.rel)
+		return fmt.Errorf("%s: %w; the agent cannot access this path, so choose another one", t.rel, err)
 	}
 	return fmt.Errorf("%s: %v", t.rel, err)
 }

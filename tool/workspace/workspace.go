@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,8 +50,11 @@ func (e *OutsideError) Error() string {
 	return fmt.Sprintf("path %s is outside the workspace %s; use a path relative to the workspace root", e.Path, e.Root)
 }
 
-// Is makes errors.Is(err, ErrOutside) true.
-func (e *OutsideError) Is(target error) bool { return target == ErrOutside }
+// Is makes errors.Is(err, ErrOutside) true, and errors.Is(err,
+// fs.ErrPermission): the workspace refused access.
+func (e *OutsideError) Is(target error) bool {
+	return target == ErrOutside || target == iofs.ErrPermission
+}
 
 // maxLinks bounds symlink hops during resolution, like the kernel's ELOOP.
 const maxLinks = 40
