@@ -79,6 +79,9 @@ type LimitSettings struct {
 	MaxToolCallsPerTurn *int
 	NoProgress          *int
 	OnStuck             string // "", "pause" or "end"
+	StuckErrorRepeats   *int
+	StuckRepeats        *int
+	StuckNudge          *bool
 	WrapUp              *bool
 }
 
@@ -107,6 +110,11 @@ func (s LimitSettings) Apply(base loop.Limits) loop.Limits {
 	set(&base.NoProgressAfter, s.NoProgress)
 	if s.OnStuck != "" {
 		base.OnStuck = s.OnStuck
+	}
+	set(&base.StuckErrorRepeats, s.StuckErrorRepeats)
+	set(&base.StuckRepeats, s.StuckRepeats)
+	if s.StuckNudge != nil {
+		base.StuckNoNudge = !*s.StuckNudge
 	}
 	if s.WrapUp != nil {
 		v := *s.WrapUp

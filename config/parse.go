@@ -20,7 +20,7 @@ import (
 var (
 	topKeys      = []string{"default_profile", "db", "prices", "profiles"}
 	profileKeys  = []string{"description", "system_prompt_file", "model", "base_url", "api_key_env", "num_ctx", "stream_tools", "tools", "limits", "approvals", "verify", "mcp_servers"}
-	limitKeys    = []string{"max_iterations", "timeout", "model_timeout", "tool_timeout", "budget_tokens", "budget_usd", "budget_tool_calls", "max_tool_calls_per_turn", "no_progress", "on_stuck", "wrap_up"}
+	limitKeys    = []string{"max_iterations", "timeout", "model_timeout", "tool_timeout", "budget_tokens", "budget_usd", "budget_tool_calls", "max_tool_calls_per_turn", "no_progress", "on_stuck", "stuck_error_repeats", "stuck_repeats", "stuck_nudge", "wrap_up"}
 	approvalKeys = []string{"read", "write", "execute", "tools"}
 	mcpKeys      = []string{"command", "args", "env", "cwd", "url", "headers", "tool_prefix", "tools", "effect", "tool_effects", "reconnects", "connect_timeout"}
 	policies     = []string{string(loop.PolicyAuto), string(loop.PolicyAsk), string(loop.PolicyDeny)}
@@ -329,6 +329,20 @@ func (p *parser) limits(n *yaml.Node, l *LimitSettings, what string) {
 		case "wrap_up":
 			if b, ok := p.boolean(v, field); ok {
 				l.WrapUp = &b
+			}
+		case "stuck_error_repeats", "stuck_repeats":
+			if i, ok := p.integer(v, field); ok {
+				if i < 2 {
+					p.at(v, "%s must be at least 2 (leave it out for the default: 3 for errors, 4 otherwise)", field)
+				} else if key == "stuck_repeats" {
+					l.StuckRepeats = &i
+				} else {
+					l.StuckErrorRepeats = &i
+				}
+			}
+		case "stuck_nudge":
+			if b, ok := p.boolean(v, field); ok {
+				l.StuckNudge = &b
 			}
 		}
 	})

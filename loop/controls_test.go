@@ -156,7 +156,7 @@ func TestReplyToWaitingSession(t *testing.T) {
 	e := newEnv()
 	m := scripted.Replies(
 		scripted.Call("read_file", `{"path":"x"}`), scripted.Call("read_file", `{"path":"x"}`), scripted.Call("read_file", `{"path":"x"}`),
-		scripted.Call("read_file", `{"path":"x"}`),
+		scripted.Call("read_file", `{"path":"x"}`), scripted.Call("read_file", `{"path":"x"}`),
 		scripted.Text("ok, trying y").WithExpect(scripted.Expect{LastMessageRole: model.RoleUser, LastMessageContains: "try y"}),
 	)
 	r := e.runner(t, m, []tool.Tool{echoTool("read_file", nil)}, nil)

@@ -79,6 +79,11 @@ type ToolFinished struct {
 	// Unknown is set when a crash interrupted the call and its outcome
 	// cannot be known.
 	Unknown bool `json:"unknown,omitempty"`
+	// Failed is set when the tool could not do the call: it returned an
+	// error, panicked, timed out or was stopped. A command that ran and
+	// exited non-zero did not fail: its exit code is its result
+	// (IsError tells the model it reports a failure).
+	Failed bool `json:"failed,omitempty"`
 }
 
 // MessageKind says why a message was added to the conversation.
@@ -225,8 +230,30 @@ type Limits struct {
 	// WrapUp makes one last tool-less call for a best-effort answer when a
 	// limit ends the session. Nil means true.
 	WrapUp *bool `json:"wrap_up,omitempty"`
-	// OnStuck is "pause" (default) or "end" for the second stuck detection.
+	// OnStuck is "pause" (default) or "end": what a stuck detection does
+	// after the nudge (or at once, with StuckNoNudge).
 	OnStuck string `json:"on_stuck,omitempty"`
+	// StuckErrorRepeats is how many times the same call with the same
+	// error result means stuck (default 3); StuckRepeats the same for any
+	// other result (default 4). A changing result is progress.
+	StuckErrorRepeats int `json:"stuck_error_repeats,omitempty"`
+	StuckRepeats      int `json:"stuck_repeats,omitempty"`
+	// StuckNoNudge skips the first detection's nudge to the model and
+	// applies OnStuck at once.
+	StuckNoNudge bool `json:"stuck_no_nudge,omitempty"`
+}
+
+// StuckThresholds returns the repeat counts stuck detection uses: for a
+// repeated error result and for any other repeated result.
+func (l Limits) StuckThresholds() (errorRepeats, repeats int) {
+	errorRepeats, repeats = 3, 4
+	if l.StuckErrorRepeats > 1 {
+		errorRepeats = l.StuckErrorRepeats
+	}
+	if l.StuckRepeats > 1 {
+		repeats = l.StuckRepeats
+	}
+	return errorRepeats, repeats
 }
 
 // DefaultMaxIterations caps a session whose limits do not say.

@@ -106,6 +106,9 @@ type ToolCallRecord struct {
 	Status   ToolStatus          `json:"status"`
 	Error    string              `json:"error,omitempty"`
 	Modified []tool.Modification `json:"modified,omitempty"`
+	// Failed: the call could not run or finish (refused, invalid, timed
+	// out, crashed), as opposed to running and reporting an error.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // Iteration is one model call and the tool calls it asked for.
@@ -324,11 +327,15 @@ func (s *State) Apply(e Event) error {
 			if d.IsError {
 				r.Status, r.Error = ToolError, d.Output
 			}
+			r.Failed = d.Failed || d.Refused || d.Unknown
 		}
 	case *MessageAdded:
 		s.Conversation = append(s.Conversation, model.Message{Role: d.Role, Content: d.Content})
 		if it := s.current(); it != nil {
 			it.Messages = append(it.Messages, MessageRecord{ID: msgID(e), Role: d.Role, Content: d.Content, Time: e.Time, Kind: d.Kind})
+		}
+		if d.Kind == KindUser {
+			s.recent = s.recent[:0] // a person spoke: repetition before it no longer counts
 		}
 		if d.Kind == KindCorrection {
 			if it := s.current(); it != nil {
@@ -349,7 +356,7 @@ func (s *State) Apply(e Event) error {
 			if d.Error != "" {
 				it.Error = d.Error
 			}
-			if len(s.recent) == recentSteps {
+			if len(s.recent) >= s.recentCap() {
 				s.recent = append(s.recent[:0], s.recent[1:]...)
 			}
 			s.recent = append(s.recent, stepOf(it))

@@ -366,9 +366,9 @@ func (s *Session) endIteration(ctx context.Context) error {
 	}
 	s.emit(&IterationEnded{N: it.N, Status: status})
 	if pattern, detail, reason, found := st.DetectStuck(); found {
-		if st.StuckDetections == 0 {
+		if st.StuckDetections == 0 && !st.Limits.StuckNoNudge {
 			s.emit(&StuckDetected{Pattern: pattern, Detail: detail, Action: "nudge"})
-			s.emit(&MessageAdded{Role: model.RoleUser, Content: s.r.cfg.Texts.StuckNudge(pattern, detail), Kind: KindNudge})
+			s.emit(&MessageAdded{Role: model.RoleUser, Content: s.r.cfg.Texts.StuckNudge(StuckDescription(pattern), detail), Kind: KindNudge})
 		} else if st.Limits.OnStuck == "end" {
 			s.emit(&StuckDetected{Pattern: pattern, Detail: detail, Action: "end"})
 			return s.end(ctx, Decision{Action: End, Status: StatusFailed, Reason: reason, Detail: detail})

@@ -7,30 +7,52 @@ import (
 	"strings"
 )
 
-// Stuck patterns, as recorded in stuck.detected events.
+// Stuck patterns, as recorded in stuck.detected events. They are for the
+// log and for people reading it; the model is told in plain words
+// (StuckDescription).
 const (
-	PatternRepeatedPair     = "repeated_action_observation" // 4 identical action+observation pairs
-	PatternRepeatedError    = "repeated_action_error"       // 3 identical actions that each error
-	PatternRepeatedMessage  = "repeated_message"            // 3 identical assistant messages, no tools
-	PatternAlternation      = "alternation"                 // A,B,A,B,A,B
-	PatternFailedIterations = "failed_iterations"           // 3 consecutive failed iterations
-	PatternSameCall         = "same_call"                   // same tool + same arguments 3 times in a row
+	PatternRepeatedPair     = "repeated_action_observation" // same call, same result, 4 times (StuckRepeats)
+	PatternRepeatedError    = "repeated_action_error"       // same call, same error result, 3 times (StuckErrorRepeats)
+	PatternRepeatedMessage  = "repeated_message"            // the same reply text 3 times, no tools
+	PatternEmptyReplies     = "empty_replies"               // 3 replies with no text and no tool call
+	PatternAlternation      = "alternation"                 // A,B,A,B,A,B with the same results
+	PatternFailedIterations = "failed_iterations"           // 3 iterations in a row whose model call or every tool call failed to run
 )
+
+// StuckDescription says in plain words what a pattern means, for the
+// message that tells the model.
+func StuckDescription(pattern string) string {
+	switch pattern {
+	case PatternRepeatedPair:
+		return "the same tool call and getting the same result"
+	case PatternRepeatedError:
+		return "the same tool call and getting the same error"
+	case PatternRepeatedMessage:
+		return "the same reply"
+	case PatternEmptyReplies:
+		return "empty replies"
+	case PatternAlternation:
+		return "the same two tool calls back and forth"
+	case PatternFailedIterations:
+		return "steps that fail"
+	}
+	return "the same steps"
+}
 
 // step is one iteration reduced to what repetition detection compares.
 type step struct {
 	action      string // tool calls (name + compact args), or "" for a text reply
 	observation string // tool outputs
 	text        string // assistant text when there were no tool calls
-	allErrors   bool
-	failed      bool
-	corrected   bool
+	errorResult bool   // every call's result reports an error (a non-zero exit counts)
+	failed      bool   // the model call failed, or no call could run
+	empty       bool   // a reply with no text and no tool call
 }
 
 // stepOf reduces a finished iteration to what repetition detection compares.
 func stepOf(it *Iteration) step {
 	var act, obs strings.Builder
-	errs := 0
+	errs, failures := 0, 0
 	for _, c := range it.ToolCalls {
 		act.WriteString(c.Name)
 		act.WriteByte('(')
@@ -41,27 +63,34 @@ func stepOf(it *Iteration) step {
 		if c.Status == ToolError {
 			errs++
 		}
+		if c.Failed {
+			failures++
+		}
 	}
+	n := len(it.ToolCalls)
 	st := step{
 		action:      act.String(),
 		observation: obs.String(),
-		allErrors:   len(it.ToolCalls) > 0 && errs == len(it.ToolCalls),
-		failed:      it.Status == IterationFailed,
-		corrected:   it.Correction,
+		errorResult: n > 0 && errs == n,
+		failed:      (it.Status == IterationFailed && n == 0) || (n > 0 && failures == n),
 	}
-	if len(it.ToolCalls) == 0 {
+	if n == 0 {
 		for _, m := range it.Messages {
 			if m.Role == "assistant" {
 				st.text = m.Content
 			}
 		}
+		st.empty = it.Responded && strings.TrimSpace(st.text) == ""
 	}
 	return st
 }
 
-// recentSteps is how many finished iterations the state keeps reduced: the
-// longest pattern spans 6.
-const recentSteps = 6
+// recentCap is how many finished iterations the state keeps reduced: the
+// longest pattern, alternation, spans 6.
+func (s *State) recentCap() int {
+	e, r := s.Limits.StuckThresholds()
+	return max(6, e, r)
+}
 
 func (s *State) steps() []step { return s.recent }
 
@@ -76,8 +105,10 @@ func compactJSON(b json.RawMessage) []byte {
 	return buf.Bytes()
 }
 
-// DetectStuck looks for the repetition patterns OpenHands uses, plus
-// seed 000's consecutive failed iterations and seed 004's repeated call.
+// DetectStuck looks at the iterations since the person last wrote for
+// repetition a careful person would call stuck: the same call with the
+// same result (a changing result is progress), the same reply, empty
+// replies, two calls back and forth, or steps that keep failing to run.
 // It returns the pattern, a description for the model and the reason to
 // stop with, or ok=false.
 func (s *State) DetectStuck() (pattern, detail string, reason StopReason, ok bool) {
@@ -100,24 +131,20 @@ func (s *State) DetectStuck() (pattern, detail string, reason StopReason, ok boo
 		}
 		return true
 	}
-	sameAction := func(a, b step) bool { return a.action != "" && a.action == b.action }
-	samePair := func(a, b step) bool { return sameAction(a, b) && a.observation == b.observation }
+	samePair := func(a, b step) bool { return a.action != "" && a.action == b.action && a.observation == b.observation }
+	errorRepeats, repeats := s.Limits.StuckThresholds()
 
-	if xs := last(4); same(xs, samePair) {
-		return PatternRepeatedPair, fmt.Sprintf("the same call %s with the same result 4 times", short(xs[0].action)), ReasonStuck, true
+	if xs := last(errorRepeats); same(xs, samePair) && xs[0].errorResult {
+		return PatternRepeatedError, fmt.Sprintf("the call %s gave the same error %d times in a row", short(xs[0].action), errorRepeats), ReasonStuck, true
 	}
-	if xs := last(3); same(xs, sameAction) {
-		errs := true
-		for _, x := range xs {
-			errs = errs && x.allErrors
-		}
-		if errs {
-			return PatternRepeatedError, fmt.Sprintf("the call %s failed 3 times in a row", short(xs[0].action)), ReasonStuck, true
-		}
-		return PatternSameCall, fmt.Sprintf("the call %s 3 times in a row", short(xs[0].action)), ReasonRepetition, true
+	if xs := last(repeats); same(xs, samePair) {
+		return PatternRepeatedPair, fmt.Sprintf("the call %s gave the same result %d times in a row", short(xs[0].action), repeats), ReasonStuck, true
 	}
 	if xs := last(3); same(xs, func(a, b step) bool { return a.action == "" && b.action == "" && a.text != "" && a.text == b.text }) {
-		return PatternRepeatedMessage, fmt.Sprintf("the same reply %q 3 times", short(xs[0].text)), ReasonStuck, true
+		return PatternRepeatedMessage, fmt.Sprintf("the reply %q 3 times in a row", short(xs[0].text)), ReasonStuck, true
+	}
+	if xs := last(3); same(xs, func(a, b step) bool { return a.empty && b.empty }) {
+		return PatternEmptyReplies, "3 replies in a row had no text and no tool call", ReasonStuck, true
 	}
 	if xs := last(6); xs != nil && !samePair(xs[0], xs[1]) && xs[0].action != "" && xs[1].action != "" {
 		alt := true
@@ -125,17 +152,11 @@ func (s *State) DetectStuck() (pattern, detail string, reason StopReason, ok boo
 			alt = alt && samePair(xs[i], xs[i-2])
 		}
 		if alt {
-			return PatternAlternation, fmt.Sprintf("alternating between %s and %s", short(xs[0].action), short(xs[1].action)), ReasonStuck, true
+			return PatternAlternation, fmt.Sprintf("alternating between %s and %s with the same results", short(xs[0].action), short(xs[1].action)), ReasonStuck, true
 		}
 	}
-	if xs := last(3); xs != nil {
-		failed := true
-		for _, x := range xs {
-			failed = failed && (x.failed || x.allErrors)
-		}
-		if failed {
-			return PatternFailedIterations, "3 iterations in a row failed", ReasonStuck, true
-		}
+	if xs := last(3); same(xs, func(a, b step) bool { return a.failed && b.failed }) {
+		return PatternFailedIterations, "3 steps in a row failed to run", ReasonStuck, true
 	}
 	return "", "", "", false
 }

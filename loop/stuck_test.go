@@ -12,8 +12,10 @@ import (
 	"github.com/agentloop/agentloop/tool"
 )
 
-// it describes one iteration: a call "name(args)=output" (prefix ! for an
-// error), or a text reply "text:…"; "fail" is a failed model call.
+// it describes one iteration: a call "name(args)=output" (prefix ! for a
+// result that reports an error, # for a call that could not run), a text
+// reply "text:…" ("text:" alone is an empty reply), "fail" for a failed
+// model call, or "user:…" for a person's message after the iteration.
 type it []string
 
 func stateOf(t *testing.T, its ...it) *loop.State {
@@ -26,20 +28,23 @@ func stateOf(t *testing.T, its ...it) *loop.State {
 		add(&loop.IterationStarted{N: n + 1})
 		var calls []model.ToolCall
 		var outs []string
-		var errs []bool
-		text := ""
+		var errs, broke []bool
+		text, user := "", ""
 		failed := false
 		for i, c := range x {
 			switch {
 			case c == "fail":
 				failed = true
-			case len(c) > 5 && c[:5] == "text:":
+			case strings.HasPrefix(c, "text:"):
 				text = c[5:]
+			case strings.HasPrefix(c, "user:"):
+				user = c[5:]
 			default:
-				isErr := c[0] == '!'
-				if isErr {
+				isErr, couldNotRun := c[0] == '!', c[0] == '#'
+				if isErr || couldNotRun {
 					c = c[1:]
 				}
+				broke = append(broke, couldNotRun)
 				var name, args, out string
 				fmt.Sscanf(c, "%s", &name)
 				for j := range c {
@@ -68,9 +73,12 @@ func stateOf(t *testing.T, its ...it) *loop.State {
 		add(&loop.ModelResponded{Iteration: n + 1, Text: text, ToolCalls: calls})
 		for i, c := range calls {
 			add(&loop.ToolStarted{Iteration: n + 1, CallID: c.ID, Name: c.Name, Input: c.Arguments})
-			add(&loop.ToolFinished{Iteration: n + 1, CallID: c.ID, Name: c.Name, Output: outs[i], IsError: errs[i]})
+			add(&loop.ToolFinished{Iteration: n + 1, CallID: c.ID, Name: c.Name, Output: outs[i], IsError: errs[i] || broke[i], Failed: broke[i]})
 		}
 		add(&loop.IterationEnded{N: n + 1, Status: loop.IterationCompleted})
+		if user != "" {
+			add(&loop.MessageAdded{Role: model.RoleUser, Content: user, Kind: loop.KindUser})
+		}
 	}
 	st, err := loop.Fold(evs)
 	if err != nil {
@@ -81,6 +89,8 @@ func stateOf(t *testing.T, its ...it) *loop.State {
 
 func TestDetectStuck(t *testing.T) {
 	A, B, C := `read({"path":"a"})=x`, `read({"path":"b"})=y`, `read({"path":"c"})=z`
+	poll := func(out string) string { return `run({"command":"make status"})=` + out }
+	test := func(out string) string { return `run({"command":"go test ./..."})=` + out }
 	tests := []struct {
 		name    string
 		its     []it
@@ -88,17 +98,25 @@ func TestDetectStuck(t *testing.T) {
 		reason  loop.StopReason
 	}{
 		{"nothing", []it{{A}, {B}, {C}}, "", ""},
-		{"same call 3 times", []it{{B}, {A}, {A}, {A}}, loop.PatternSameCall, loop.ReasonRepetition},
-		{"same call, whitespace differs", []it{{`read({"path":"a"})=x`}, {`read({ "path": "a" })=x`}, {`read({"path":"a"})=y`}}, loop.PatternSameCall, loop.ReasonRepetition},
-		{"4 identical pairs", []it{{A}, {A}, {A}, {A}}, loop.PatternRepeatedPair, loop.ReasonStuck},
-		{"3 identical errors", []it{{"!" + A}, {"!" + A}, {"!" + A}}, loop.PatternRepeatedError, loop.ReasonStuck},
-		{"3 identical messages", []it{{"text:hmm"}, {"text:hmm"}, {"text:hmm"}}, loop.PatternRepeatedMessage, loop.ReasonStuck},
-		{"2 identical messages", []it{{"text:hmm"}, {"text:hmm"}}, "", ""},
+		{"same call 3 times, same result", []it{{B}, {A}, {A}, {A}}, "", ""},
+		{"same call and result 4 times", []it{{A}, {A}, {A}, {A}}, loop.PatternRepeatedPair, loop.ReasonStuck},
+		{"4 times, whitespace in the arguments differs", []it{{`read({"path":"a"})=x`}, {`read({ "path": "a" })=x`}, {`read({"path":"a"})=x`}, {`read({"path" : "a"})=x`}}, loop.PatternRepeatedPair, loop.ReasonStuck},
+		{"polling until the output changes", []it{{poll("building")}, {poll("building")}, {poll("building")}, {poll("done")}}, "", ""},
+		{"a flaky test that then passes", []it{{"!" + test("FAIL")}, {"!" + test("FAIL")}, {test("ok")}}, "", ""},
+		{"fixing a syntax error line by line", []it{{"!" + test("line 3: syntax error")}, {"!" + test("line 7: syntax error")}, {"!" + test("line 9: syntax error")}}, "", ""},
+		{"same call, same error 3 times", []it{{"!" + A}, {"!" + A}, {"!" + A}}, loop.PatternRepeatedError, loop.ReasonStuck},
+		{"three different greps with no match", []it{{`!grep({"p":"x"})=exit 1`}, {`!grep({"p":"y"})=exit 1`}, {`!grep({"p":"z"})=exit 1`}}, "", ""},
+		{"3 identical replies", []it{{"text:hmm"}, {"text:hmm"}, {"text:hmm"}}, loop.PatternRepeatedMessage, loop.ReasonStuck},
+		{"2 identical replies", []it{{"text:hmm"}, {"text:hmm"}}, "", ""},
+		{"3 empty replies", []it{{"text:"}, {"text:  "}, {"text:\n"}}, loop.PatternEmptyReplies, loop.ReasonStuck},
 		{"alternation", []it{{A}, {B}, {A}, {B}, {A}, {B}}, loop.PatternAlternation, loop.ReasonStuck},
 		{"alternation broken", []it{{A}, {B}, {A}, {C}, {A}, {B}}, "", ""},
-		{"3 failed iterations", []it{{"fail"}, {"fail"}, {"!" + B}}, loop.PatternFailedIterations, loop.ReasonStuck},
-		{"3 different errors", []it{{"!" + A}, {"!" + B}, {"!" + C}}, loop.PatternFailedIterations, loop.ReasonStuck},
+		{"alternation with changing results", []it{{A}, {B}, {`read({"path":"a"})=x2`}, {B}, {A}, {B}}, "", ""},
+		{"3 failed iterations", []it{{"fail"}, {"fail"}, {"#" + B}}, loop.PatternFailedIterations, loop.ReasonStuck},
+		{"3 different calls that could not run", []it{{"#" + A}, {"#" + B}, {"#" + C}}, loop.PatternFailedIterations, loop.ReasonStuck},
 		{"2 failed then success", []it{{"fail"}, {"fail"}, {A}}, "", ""},
+		{"a person's message starts a new window", []it{{"!" + A}, {"!" + A, "user:try the other file"}, {"!" + A}}, "", ""},
+		{"repetition after the person's message counts", []it{{"!" + A, "user:go on"}, {"!" + A}, {"!" + A}, {"!" + A}}, loop.PatternRepeatedError, loop.ReasonStuck},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,8 +139,9 @@ func TestStuckNudgeThenEnd(t *testing.T) {
 	r := e.runner(t, m, []tool.Tool{echoTool("read_file", nil)}, func(c *loop.Config) { c.Limits.OnStuck = "end" })
 	st := run(t, r, "x")
 	checkScript(t, m)
-	// Nudge after call 3, end after call 4, then the wrap-up call.
-	if got := lastUserContent(m.Requests()[3]); got == "x" || !strings.Contains(got, "repeating") {
+	// Nudge after call 3 (the same call with the same error), end after
+	// call 4, then the wrap-up call. The model is told in plain words.
+	if got := lastUserContent(m.Requests()[3]); got == "x" || !strings.Contains(got, "repeating the same tool call and getting the same error") || strings.Contains(got, "repeated_action") {
 		t.Fatalf("no nudge: %q", got)
 	}
 	if st.Status != loop.StatusFailed || st.Reason != loop.ReasonStuck || st.StuckDetections != 2 || st.Answer != "best effort" {

@@ -131,9 +131,11 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 	var effects []Payload
 	var res tool.Result
 	refused := false // the OS or the workspace denied the tool access
+	failed := false  // the tool returned an error: it could not do the call
 	if stool, ok := t.(SessionTool); ok {
 		var err error
 		res, effects, err = stool.CallSession(tctx, st, input)
+		failed = err != nil
 		if err != nil {
 			res, effects = tool.Result{Output: "error: " + err.Error(), IsError: true}, nil
 		}
@@ -141,9 +143,11 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 		var err error
 		res, err = tool.Execute(tctx, t, input)
 		refused = errors.Is(err, iofs.ErrPermission)
+		failed = err != nil
 	}
 	dur := cfg.Clock().Sub(start)
 	if tctx.Err() != nil {
+		failed = true
 		switch cause := context.Cause(tctx); {
 		case errors.Is(cause, errTerminated):
 			res = tool.Result{Output: "stopped: the session was terminated while the tool ran; its effects may be partial\n" + res.Output, IsError: true}
@@ -158,7 +162,7 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 	mu.Lock()
 	mods := modified
 	mu.Unlock()
-	s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: call.ID, Name: call.Name, Output: res.Output, IsError: res.IsError, DurationMS: dur.Milliseconds(), Modified: mods})
+	s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: call.ID, Name: call.Name, Output: res.Output, IsError: res.IsError, Failed: failed, DurationMS: dur.Milliseconds(), Modified: mods})
 	if refused && tctx.Err() == nil {
 		return s.permissionDenied(ctx, call, res.Output)
 	}

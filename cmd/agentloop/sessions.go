@@ -158,6 +158,11 @@ func showState(w io.Writer, s *loop.State) {
 		fmt.Fprintf(w, " · $%.4f", s.CostUSD)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  stuck:     %s", stuckSettings(s.Limits))
+	if s.StuckDetections > 0 {
+		fmt.Fprintf(w, " · detected %d×", s.StuckDetections)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  started:   %s", s.StartedAt.Local().Format(time.DateTime))
 	if !s.CompletedAt.IsZero() {
 		fmt.Fprintf(w, " · ended %s · took %s", s.CompletedAt.Local().Format(time.DateTime), s.Duration.Round(time.Millisecond))
@@ -213,6 +218,20 @@ func showState(w io.Writer, s *loop.State) {
 		}
 		fmt.Fprintf(w, "\n%s:\n%s\n", label, s.Answer)
 	}
+}
+
+// stuckSettings describes when stuck detection fires and what it does.
+func stuckSettings(l loop.Limits) string {
+	errs, other := l.StuckThresholds()
+	action := l.OnStuck
+	if action == "" {
+		action = "pause"
+	}
+	then := "tell the model, then " + action
+	if l.StuckNoNudge {
+		then = action + " at once"
+	}
+	return fmt.Sprintf("same call and result %d× (an error %d×) → %s", other, errs, then)
 }
 
 func indent(s, prefix string) string {

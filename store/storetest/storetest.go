@@ -93,7 +93,7 @@ func AllPayloads(sessionID string) []loop.Event {
 			Limits: loop.Limits{
 				MaxIterations: 12, Timeout: 10 * time.Minute, ModelCallTimeout: time.Minute, ToolCallTimeout: 30 * time.Second,
 				BudgetTokens: 100000, BudgetUSD: 1.25, BudgetToolCalls: 40, MaxToolCallsPerTurn: 3, NoProgressAfter: 4,
-				WrapUp: &wrapUp, OnStuck: "end",
+				WrapUp: &wrapUp, OnStuck: "end", StuckErrorRepeats: 5, StuckRepeats: 6, StuckNoNudge: true,
 			},
 			Workspace: "/tmp/ws", Marker: "DONE", Labels: map[string]string{"team": "infra", "ticket": "T-1"},
 		},
@@ -111,7 +111,7 @@ func AllPayloads(sessionID string) []loop.Event {
 		&loop.ToolFinished{
 			Iteration: 1, CallID: "c1", Name: "read_file", Output: "package a\n", IsError: true, DurationMS: 3,
 			Modified: []tool.Modification{{Path: "a.go", Kind: tool.Changed}, {Path: "b.go", Kind: tool.Created}},
-			Refused:  true, Unknown: true,
+			Refused:  true, Unknown: true, Failed: true,
 		},
 		&loop.MessageAdded{Role: model.RoleUser, Content: "try again", Kind: loop.KindNudge},
 		&loop.IterationEnded{N: 1, Status: loop.IterationFailed, Error: "tool error"},
