@@ -23,6 +23,9 @@ type SessionStarted struct {
 	// Verify lists the session's verification commands, so a resumed
 	// session checks its work the same way.
 	Verify []string `json:"verify,omitempty"`
+	// Messages is the caller's conversation the session started from,
+	// instead of Task alone (Task is then its last user message).
+	Messages []model.Message `json:"messages,omitempty"`
 }
 
 // IterationStarted opens iteration N (1-indexed).

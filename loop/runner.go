@@ -126,6 +126,11 @@ func RandomID() string {
 // Task is what a session is asked to do.
 type Task struct {
 	Prompt string
+	// Messages starts the session from a conversation (system, user,
+	// assistant and tool messages) instead of Prompt alone; Prompt, when
+	// empty, becomes its last user message. A system message among them
+	// replaces Config.SystemPrompt.
+	Messages []model.Message
 	// ID names the session; empty means a new random ID.
 	ID        string
 	Workspace string
@@ -167,7 +172,15 @@ func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
 
 // create records session.started (and a gate's first events).
 func (r *Runner) create(ctx context.Context, task Task) (*Session, error) {
-	if task.Prompt == "" {
+	if len(task.Messages) > 0 {
+		if err := checkMessages(task.Messages); err != nil {
+			return nil, err
+		}
+		if task.Prompt == "" {
+			task.Prompt = lastUserText(task.Messages)
+		}
+	}
+	if task.Prompt == "" && len(task.Messages) == 0 {
 		return nil, errors.New("loop: the task is empty")
 	}
 	id := task.ID
@@ -178,8 +191,13 @@ func (r *Runner) create(ctx context.Context, task Task) (*Session, error) {
 	if task.Limits != nil {
 		limits = *task.Limits
 	}
-	limits.MaxIterations = limits.maxIterations()
 	mode := r.cfg.Mode
+	if mode == ModeSingleShot {
+		// One call: its reply is the answer, and there is nothing to wrap up.
+		off := false
+		limits.MaxIterations, limits.WrapUp = 1, &off
+	}
+	limits.MaxIterations = limits.maxIterations()
 	if mode == ModeTools && len(r.cfg.Tools.Names()) == 0 && limits.MaxIterations > 1 {
 		// Without tools a multi-step session can only reason.
 		mode = ModeSelfReasoning
@@ -187,11 +205,9 @@ func (r *Runner) create(ctx context.Context, task Task) (*Session, error) {
 	started := &SessionStarted{
 		Task: task.Prompt, SystemPrompt: r.cfg.SystemPrompt, Model: r.cfg.ModelName, Mode: mode,
 		Tools: r.cfg.Tools.Names(), Limits: limits, Workspace: task.Workspace, Labels: task.Labels,
-		Verify: task.Verify,
+		Verify: task.Verify, Messages: task.Messages,
 	}
-	if mode == ModeSelfReasoning {
-		started.Marker = r.cfg.Marker
-	}
+	started.Marker = r.cfg.Marker // ends a session in any mode
 	s := r.newSession(id, &State{Status: StatusIdle})
 	if err := r.claim(s); err != nil {
 		return nil, err

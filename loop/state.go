@@ -255,6 +255,10 @@ func (s *State) Apply(e Event) error {
 		s.MaxIterations = d.Limits.maxIterations()
 		s.Status = StatusRunning
 		s.StartedAt = e.Time
+		if len(d.Messages) > 0 {
+			s.Conversation = seededConversation(d.SystemPrompt, d.Messages)
+			break
+		}
 		if d.SystemPrompt != "" {
 			s.Conversation = append(s.Conversation, model.Message{Role: model.RoleSystem, Content: d.SystemPrompt})
 		}

@@ -174,18 +174,18 @@ func (s *Session) textReply(ctx context.Context, text string, rec Recovered) err
 		return s.flush(ctx)
 	}
 	text = st.continuedText(text)
-	if st.Mode == ModeSelfReasoning {
-		if answer, ok := afterMarker(text, st.Marker); ok {
-			return s.complete(ctx, answer)
-		}
+	answer, marked := finalAnswer(text, st.Marker)
+	switch {
+	case marked:
+		text = answer // the model said it is done: no continuation
+	case st.Mode == ModeSelfReasoning:
 		if st.CurrentIteration < st.MaxIterations {
 			s.emit(&MessageAdded{Role: model.RoleUser, Content: t.Continue(st.Marker), Kind: KindContinue})
 		}
 		return nil // the limit ends it, with the reasoning so far as a partial answer
-	}
-	if p := st.Plan; s.r.cfg.Gate == nil && p != nil && planPending(p) && s.planContinuations() < 3 && st.CurrentIteration < st.MaxIterations {
+	case s.r.cfg.Gate == nil && st.Plan != nil && planPending(st.Plan) && s.planContinuations() < 3 && st.CurrentIteration < st.MaxIterations:
 		s.emit(&Warning{Code: "prose_with_pending_plan", Message: "the model answered without a tool call while its plan has pending steps; continuing"})
-		s.emit(&MessageAdded{Role: model.RoleUser, Content: t.PlanContinue(p), Kind: KindContinue})
+		s.emit(&MessageAdded{Role: model.RoleUser, Content: t.PlanContinue(st.Plan), Kind: KindContinue})
 		return nil
 	}
 	if strings.TrimSpace(text) == "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentloop/agentloop/config"
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/prompt"
 )
 
 // sessionFlags are the flags shared by run and the commands that rebuild a
@@ -39,6 +40,9 @@ type sessionFlags struct {
 	yes           bool
 	promptFile    string
 	selfReasoning bool
+	mode          string // tools, thinking, flash or self-reasoning
+	messagesFile  string
+	task          string // the task, for the system prompt (named files)
 	marker        string
 	quiet         bool
 	verify        stringList
@@ -76,7 +80,9 @@ func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.onStuck, "on-stuck", "pause", "what a second stuck detection does: pause (wait for a person) or end")
 	fs.BoolVar(&o.yes, "yes", false, "approve every tool call (default: writing and executing tools ask first)")
 	fs.StringVar(&o.promptFile, "system-prompt", "", "file with a system prompt template to use instead of the built-in one")
-	fs.BoolVar(&o.selfReasoning, "self-reasoning", false, "no tools: the model reasons over several iterations until it writes the completion marker")
+	fs.BoolVar(&o.selfReasoning, "self-reasoning", false, "same as --mode self-reasoning")
+	fs.StringVar(&o.mode, "mode", "tools", "tools: the tool loop (default); thinking: the tool loop at 10 steps; flash: one call, no tools, its reply is the answer; self-reasoning: no tools, the model reasons over several iterations until it writes the completion marker")
+	fs.StringVar(&o.messagesFile, "messages", "", "start from a conversation: a JSON file with an array of {role, content, tool_calls, tool_call_id} messages (OpenAI shape); a system message replaces the built-in prompt")
 	fs.StringVar(&o.marker, "marker", loop.DefaultMarker, "completion marker for --self-reasoning")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&o.protocol, "protocol", "", "run a protocol file (steps with required outputs), e.g. examples/protocols/project-map.json")
@@ -95,6 +101,20 @@ func (o *sessionFlags) check() error {
 	}
 	if o.maxIterations < 0 || o.numCtx < 0 || o.budgetTokens < 0 || o.budgetUSD < 0 || o.budgetTools < 0 || o.maxPerTurn < 0 || o.noProgress < 0 {
 		return fmt.Errorf("limits cannot be negative")
+	}
+	switch o.mode {
+	case "tools", "flash":
+	case "thinking":
+		if o.maxIterations == 0 {
+			o.maxIterations = 10
+		}
+	case "self-reasoning", "self_reasoning":
+		o.mode = "self-reasoning"
+	default:
+		return fmt.Errorf("--mode %q: use tools, thinking, flash or self-reasoning", o.mode)
+	}
+	if o.selfReasoning {
+		o.mode = "self-reasoning"
 	}
 	if o.onStuck != "pause" && o.onStuck != "end" {
 		return fmt.Errorf("--on-stuck %q: use pause or end", o.onStuck)
@@ -119,6 +139,40 @@ func (o *sessionFlags) limits(writeTools bool) loop.Limits {
 		l.MaxIterations = loop.DefaultMaxIterations
 	}
 	return l
+}
+
+// loopMode is the runner's mode for --mode.
+func (o *sessionFlags) loopMode() loop.Mode {
+	switch o.mode {
+	case "self-reasoning":
+		return loop.ModeSelfReasoning
+	case "flash":
+		return loop.ModeSingleShot
+	}
+	return loop.ModeTools
+}
+
+// promptMode is the system prompt's mode for --mode.
+func (o *sessionFlags) promptMode() prompt.Mode {
+	switch o.mode {
+	case "self-reasoning":
+		return prompt.ModeSelfReasoning
+	case "flash":
+		return prompt.ModeSingleShot
+	}
+	return prompt.ModeTools
+}
+
+// offersTools says whether the session gets tools: not when the model only
+// reasons, and in flash mode only when the profile names tools.
+func (o *sessionFlags) offersTools(prof *config.Profile) bool {
+	switch o.mode {
+	case "self-reasoning":
+		return false
+	case "flash":
+		return prof != nil && len(prof.Tools) > 0
+	}
+	return true
 }
 
 // defaultDB is $AGENTLOOP_DB, else the config file's db, else

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentloop/agentloop/model/tokens"
 	"github.com/agentloop/agentloop/tool"
@@ -27,8 +28,13 @@ func cmdPrompt(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	env := &cliEnv{dir: dir}
+	if err := o.check(); err != nil {
+		fmt.Fprintf(stderr, "agentloop prompt: %v\n", err)
+		return exitUsage
+	}
+	o.task = strings.Join(fset.Args(), " ")
 	var tools []tool.Tool
-	if !o.selfReasoning {
+	if o.offersTools(nil) {
 		ws, err := workspace.New(dir)
 		if err != nil {
 			return fail(stderr, "workspace %s: %v", dir, err)

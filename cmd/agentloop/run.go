@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -41,10 +42,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if task == "" && o.protocol != "" {
 		task = "Run the protocol, one step at a time, following each step's instruction."
 	}
-	if task == "" {
-		fmt.Fprintln(stderr, "agentloop run: give the task as an argument, e.g. agentloop run \"fix the failing test\"")
+	var messages []model.Message
+	if o.messagesFile != "" {
+		var err error
+		if messages, err = loadMessages(o.messagesFile); err != nil {
+			fmt.Fprintf(stderr, "agentloop run: --messages %s: %v\n", o.messagesFile, err)
+			return exitUsage
+		}
+		if task != "" {
+			messages = append(messages, model.Message{Role: model.RoleUser, Content: task})
+		}
+	}
+	if task == "" && len(messages) == 0 {
+		fmt.Fprintln(stderr, "agentloop run: give the task as an argument, e.g. agentloop run \"fix the failing test\" (or a conversation with --messages FILE)")
 		return exitUsage
 	}
+	o.task = task
 	if err := o.check(); err != nil {
 		fmt.Fprintf(stderr, "agentloop run: %v\n", err)
 		return exitUsage
@@ -62,7 +75,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if env.protocol != "" {
 		labels = map[string]string{"protocol": env.protocol}
 	}
-	sess, err := env.runner.Start(ctx, loop.Task{Prompt: task, Workspace: env.dir, Limits: &limits, Verify: o.verify, Labels: labels})
+	sess, err := env.runner.Start(ctx, loop.Task{Prompt: task, Messages: messages, Workspace: env.dir, Limits: &limits, Verify: o.verify, Labels: labels})
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

@@ -140,7 +140,7 @@ func sessionsShow(args []string, stdout, stderr io.Writer) int {
 func showState(w io.Writer, s *loop.State) {
 	fmt.Fprintf(w, "Session %s\n", s.ID)
 	fmt.Fprintf(w, "  task:      %s\n", s.Task)
-	fmt.Fprintf(w, "  model:     %s\n", s.Model)
+	fmt.Fprintf(w, "  model:     %s · mode %s\n", s.Model, s.Mode)
 	if s.Workspace != "" {
 		fmt.Fprintf(w, "  workspace: %s\n", s.Workspace)
 	}

@@ -151,8 +151,11 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	}
 	env.modelSpec = spec
 
+	if st != nil && !o.set["mode"] && !o.set["self-reasoning"] {
+		o.mode = modeFlag(st.Mode) // a resumed session keeps its mode
+	}
 	var tools []tool.Tool
-	if !o.selfReasoning {
+	if o.offersTools(prof) {
 		ws, err := workspace.New(abs)
 		if err != nil {
 			return nil, fmt.Errorf("workspace %s: %w", abs, err)
@@ -211,9 +214,7 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 		OnEvent: env.progress.event, OnDelta: env.progress.delta,
 		Context: plan.Context, Gate: gate,
 	}
-	if o.selfReasoning {
-		cfg.Mode = loop.ModeSelfReasoning
-	}
+	cfg.Mode = o.loopMode()
 	verifyCmds := []string(o.verify)
 	if st != nil && len(verifyCmds) == 0 {
 		verifyCmds = st.Verify
@@ -258,6 +259,17 @@ func (o *sessionFlags) openModel(spec string, st *loop.State) (model.Model, stri
 		return m, "script:" + abs, nil
 	}
 	return openProvider(spec, provider.Options{BaseURL: o.baseURL, APIKey: o.apiKey, NumCtx: o.numCtx, StreamTools: o.streamTools})
+}
+
+// modeFlag is the --mode value of a recorded mode.
+func modeFlag(m loop.Mode) string {
+	switch m {
+	case loop.ModeSelfReasoning:
+		return "self-reasoning"
+	case loop.ModeSingleShot:
+		return "flash"
+	}
+	return "tools"
 }
 
 func withoutTool(tools []tool.Tool, name string) []tool.Tool {

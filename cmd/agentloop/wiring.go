@@ -34,11 +34,10 @@ func (o *sessionFlags) systemPrompt(env *cliEnv, st *loop.State) (string, error)
 	if st != nil {
 		return st.SystemPrompt, nil
 	}
-	d := prompt.Data{Tools: env.registry.Specs(), MaxIterations: o.maxIterations, Marker: o.marker}
-	if o.selfReasoning {
-		d.Mode = prompt.ModeSelfReasoning
-	}
-	d.Workspace = prompt.Workspace(env.dir, "")
+	// The step limit is always stated, and files the task names are listed.
+	steps := o.limitsWith(env.hasWriteTools(), env.profile).MaxIterations
+	d := prompt.Data{Tools: env.registry.Specs(), MaxIterations: steps, Marker: o.marker, Mode: o.promptMode()}
+	d.Workspace = prompt.Workspace(env.dir, o.task)
 	if o.promptFile != "" {
 		return prompt.Build(d, prompt.Options{TemplatePath: o.promptFile})
 	}
