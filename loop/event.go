@@ -82,6 +82,8 @@ var payloads = map[EventType]payloadInfo{
 	TypeSessionResumed:    {1, func() Payload { return new(SessionResumed) }},
 	TypeWarning:           {1, func() Payload { return new(Warning) }},
 	TypeSessionEnded:      {1, func() Payload { return new(SessionEnded) }},
+
+	TypeConversationCondensed: {1, func() Payload { return new(ConversationCondensed) }},
 }
 
 // NewEvent wraps a payload with its type and current version.

@@ -244,6 +244,9 @@ type Limits struct {
 	// StuckNoNudge skips the first detection's nudge to the model and
 	// applies OnStuck at once.
 	StuckNoNudge bool `json:"stuck_no_nudge,omitempty"`
+	// ContextTokens is the model's context window; near it the
+	// conversation is condensed (zero: unknown, never condensed).
+	ContextTokens int `json:"context_tokens,omitempty"`
 }
 
 // StuckThresholds returns the repeat counts stuck detection uses: for a

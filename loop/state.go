@@ -399,6 +399,8 @@ func (s *State) Apply(e Event) error {
 		s.Status, s.Reason, s.Detail = StatusPaused, d.Reason, d.Detail
 	case *SessionWaiting:
 		s.Status, s.Reason, s.Question = StatusWaiting, d.Reason, d.Question
+	case *ConversationCondensed:
+		s.Conversation = condensed(s.Conversation, d)
 	case *SessionResumed:
 		s.Status, s.Reason, s.Detail, s.Question = StatusRunning, "", "", ""
 		if it := s.current(); it != nil {

@@ -120,6 +120,9 @@ func (s *Session) limitWarnings(n int) {
 
 // callModel makes the current iteration's model call and records the reply.
 func (s *Session) callModel(ctx context.Context) error {
+	if ok, err := s.fitContext(ctx); !ok || err != nil {
+		return err
+	}
 	st, cfg := s.state, &s.r.cfg
 	// Request.Model stays empty: the client sends the bare name it was
 	// opened with; st.Model is the recorded PROVIDER/NAME spec, which no

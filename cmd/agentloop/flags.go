@@ -19,6 +19,7 @@ type sessionFlags struct {
 	baseURL       string
 	apiKey        string
 	numCtx        int
+	contextWindow int
 	streamTools   bool
 	dir           string
 	db            string
@@ -61,6 +62,7 @@ func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.baseURL, "base-url", "", "the provider's base URL (default: the provider's usual one)")
 	fs.StringVar(&o.apiKey, "api-key", "", "API key (default: the provider's usual environment variable, e.g. OPENAI_API_KEY)")
 	fs.IntVar(&o.numCtx, "num-ctx", 0, "Ollama's context window in tokens (options.num_ctx; default 32768)")
+	fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context window in tokens: near it the conversation is condensed (default: --num-ctx for Ollama, else unknown and never condensed)")
 	fs.BoolVar(&o.streamTools, "stream-tools", false, "Ollama: stream replies even when tools are offered (default: \"stream\": false with tools)")
 	fs.StringVar(&o.dir, "dir", ".", "workspace directory the tools may read and change")
 	fs.StringVar(&o.db, "db", defaultDB(), "SQLite database of sessions ($AGENTLOOP_DB)")
@@ -99,7 +101,7 @@ func (o *sessionFlags) check() error {
 			o.maxIterations = n
 		}
 	}
-	if o.maxIterations < 0 || o.numCtx < 0 || o.budgetTokens < 0 || o.budgetUSD < 0 || o.budgetTools < 0 || o.maxPerTurn < 0 || o.noProgress < 0 {
+	if o.maxIterations < 0 || o.numCtx < 0 || o.contextWindow < 0 || o.budgetTokens < 0 || o.budgetUSD < 0 || o.budgetTools < 0 || o.maxPerTurn < 0 || o.noProgress < 0 {
 		return fmt.Errorf("limits cannot be negative")
 	}
 	switch o.mode {
@@ -126,7 +128,7 @@ func (o *sessionFlags) limits(writeTools bool) loop.Limits {
 	l := loop.Limits{
 		MaxIterations: o.maxIterations, Timeout: o.timeout, ModelCallTimeout: o.modelTimeout, ToolCallTimeout: o.toolTimeout,
 		BudgetTokens: o.budgetTokens, BudgetUSD: o.budgetUSD, BudgetToolCalls: o.budgetTools, MaxToolCallsPerTurn: o.maxPerTurn,
-		OnStuck: o.onStuck,
+		OnStuck: o.onStuck, ContextTokens: o.contextWindow,
 	}
 	if writeTools {
 		l.NoProgressAfter = o.noProgress

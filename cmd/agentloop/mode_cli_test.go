@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,5 +106,26 @@ func TestGoalCompleteInToolsMode(t *testing.T) {
 	out, errOut, code := c.run("", "run", "--model", "script:"+script, "--dir", t.TempDir(), "check the config")
 	if code != exitCompleted || strings.TrimSpace(out) != "the config is valid" {
 		t.Fatalf("exit %d\n%q\n%s", code, out, errOut)
+	}
+}
+
+// With --context-window, a long session is condensed instead of
+// overflowing the window, and the condensation is in the log.
+func TestLongSessionIsCondensed(t *testing.T) {
+	dump := `{"tool_calls":[{"name":"execute_command","arguments":{"command":"seq 1 %d"}}]}`
+	var steps []string
+	for i := range 6 {
+		steps = append(steps, fmt.Sprintf(dump, 600+i))
+	}
+	steps = append(steps, `{"text":"done"}`)
+	c := newCLI(t)
+	script := writeSteps(t, steps...)
+	_, errOut, code := c.run("", "run", "--yes", "--no-progress", "0", "--context-window", "6000", "--model", "script:"+script, "--dir", t.TempDir(), "count")
+	if code != exitCompleted {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	events, _, _ := c.run("", "sessions", "show", "--events", sessionID(t, c))
+	if !strings.Contains(events, `"type":"conversation.condensed"`) {
+		t.Fatalf("no condensation in the log:\n%.2000s", events)
 	}
 }

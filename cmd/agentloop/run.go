@@ -71,6 +71,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	defer env.Close()
 	limits := o.limitsWith(env.hasWriteTools(), env.profile)
+	if limits.ContextTokens == 0 {
+		limits.ContextTokens = env.contextWindow
+	}
 	var labels map[string]string
 	if env.protocol != "" {
 		labels = map[string]string{"protocol": env.protocol}

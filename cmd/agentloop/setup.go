@@ -38,6 +38,8 @@ type cliEnv struct {
 	profile     *config.Profile
 	mcp         mcp.Servers
 	protocol    string // absolute path of the protocol file, if any
+	// contextWindow is the model's context window when known (Ollama).
+	contextWindow int
 }
 
 func (e *cliEnv) Close() {
@@ -150,6 +152,13 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 		return nil, err
 	}
 	env.modelSpec = spec
+	if strings.HasPrefix(spec, "ollama/") {
+		// Ollama's window is the num_ctx the session asks for.
+		env.contextWindow = o.numCtx
+		if env.contextWindow == 0 {
+			env.contextWindow = provider.DefaultOllamaNumCtx
+		}
+	}
 
 	if st != nil && !o.set["mode"] && !o.set["self-reasoning"] {
 		o.mode = modeFlag(st.Mode) // a resumed session keeps its mode

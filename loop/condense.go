@@ -1,0 +1,197 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentloop/agentloop/model"
+)
+
+// TypeConversationCondensed records that the conversation the model sees
+// was made smaller to fit its context window.
+const TypeConversationCondensed EventType = "conversation.condensed"
+
+// ReasonContextExhausted: the conversation no longer fits the model's
+// context window even after condensing it.
+const ReasonContextExhausted StopReason = "context_exhausted"
+
+// ConversationCondensed shrinks the conversation (the fold applies it, so
+// the log says exactly what the model saw afterwards): first the results
+// of old tool calls are cut to a stub, then, if that is not enough, the
+// oldest turns after the task are replaced by a summary.
+type ConversationCondensed struct {
+	// ShortenedBefore: tool results before this conversation index are
+	// replaced by a stub saying how long they were.
+	ShortenedBefore int `json:"shortened_before,omitempty"`
+	// Messages [DroppedFrom, DroppedTo) are replaced by one user message
+	// holding Summary.
+	DroppedFrom  int    `json:"dropped_from,omitempty"`
+	DroppedTo    int    `json:"dropped_to,omitempty"`
+	Summary      string `json:"summary,omitempty"`
+	TokensBefore int    `json:"tokens_before"`
+	TokensAfter  int    `json:"tokens_after"`
+}
+
+// EventType implements Payload.
+func (*ConversationCondensed) EventType() EventType { return TypeConversationCondensed }
+
+// Condensation parameters: it starts when the conversation passes
+// condenseAt percent of the window, keeps the latest keepTurns turns
+// whole, and leaves tool results shorter than stubMin alone.
+const (
+	condenseAt = 80
+	keepTurns  = 2
+	stubMin    = 300
+)
+
+// condensed returns conv with c applied; conv is not modified.
+func condensed(conv []model.Message, c *ConversationCondensed) []model.Message {
+	out := make([]model.Message, 0, len(conv))
+	for i, m := range conv {
+		if i < c.ShortenedBefore && m.Role == model.RoleTool && len(m.Content) > stubMin {
+			m.Content = fmt.Sprintf("[%d bytes of output removed to save context; run the tool again if you need it]", len(m.Content))
+		}
+		out = append(out, m)
+	}
+	if c.DroppedTo > c.DroppedFrom && c.DroppedTo <= len(out) {
+		rest := out[c.DroppedTo:]
+		out = append(append(out[:c.DroppedFrom:c.DroppedFrom], model.Message{Role: model.RoleUser, Content: c.Summary}), rest...)
+	}
+	return out
+}
+
+// fitContext keeps the next request inside the model's context window
+// (Limits.ContextTokens): it records a condensation when the conversation
+// is near the window, and ends the session when even that does not make
+// it fit. It reports whether the model may be called.
+func (s *Session) fitContext(ctx context.Context) (bool, error) {
+	st := s.state
+	window := st.Limits.ContextTokens
+	if window <= 0 {
+		return true, nil
+	}
+	budget := window * condenseAt / 100
+	before := s.estimateTokens(st.Conversation)
+	if before <= budget {
+		return true, nil
+	}
+	// Keep the latest turns whole if that is enough, else only the last.
+	var c *ConversationCondensed
+	after := before
+	for keep := keepTurns; keep >= 1 && after > budget; keep-- {
+		c = &ConversationCondensed{TokensBefore: before, ShortenedBefore: turnStart(st.Conversation, keep)}
+		conv := condensed(st.Conversation, c)
+		after = s.estimateTokens(conv)
+		if after > budget {
+			from, to := firstTurn(conv), turnStart(conv, keep)
+			if to > from {
+				c.DroppedFrom, c.DroppedTo, c.Summary = from, to, digest(conv[from:to])
+				after = s.estimateTokens(condensed(st.Conversation, c))
+			}
+		}
+	}
+	c.TokensAfter = after
+	if after < before {
+		s.emit(c)
+	} else {
+		after = before // nothing could be freed
+	}
+	if after > window {
+		s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: "the conversation no longer fits the context window"})
+		s.emit(&SessionEnded{Status: StatusFailed, Reason: ReasonContextExhausted,
+			Detail: fmt.Sprintf("the conversation needs about %d tokens and the context window is %d, even after condensing; raise it (--context-window, or --num-ctx for Ollama) or split the task", after, window),
+			Answer: st.LastAnswer(), Partial: true})
+		return false, s.flush(ctx)
+	}
+	return true, nil
+}
+
+func (s *Session) estimateTokens(conv []model.Message) int {
+	if fn := s.r.cfg.EstimateUsage; fn != nil {
+		return fn(&model.Request{Messages: conv}, &model.Response{}).InputTokens
+	}
+	n := 0
+	for _, m := range conv {
+		n += len(m.Content) + len(m.Role) + 4
+		for _, c := range m.ToolCalls {
+			n += len(c.Name) + len(c.Arguments)
+		}
+	}
+	return n / 4
+}
+
+// firstTurn is the index after the system prompt and the task: what comes
+// before it is never dropped.
+func firstTurn(conv []model.Message) int {
+	for i, m := range conv {
+		if m.Role == model.RoleUser {
+			return i + 1
+		}
+	}
+	return len(conv)
+}
+
+// turnStart is the index of the assistant message that starts the k-th
+// latest turn, so dropping or stubbing before it never separates a tool
+// result from its call.
+func turnStart(conv []model.Message, k int) int {
+	seen := 0
+	for i := len(conv) - 1; i >= 0; i-- {
+		if conv[i].Role == model.RoleAssistant {
+			seen++
+			if seen == k {
+				return i
+			}
+		}
+	}
+	return 0
+}
+
+// digest summarises dropped turns: each call with the first line of its
+// result, and the first line of what the model said.
+func digest(msgs []model.Message) string {
+	var b strings.Builder
+	b.WriteString("Summary of earlier steps, condensed to save context:\n")
+	results := map[string]string{}
+	for _, m := range msgs {
+		if m.Role == model.RoleTool {
+			results[m.ToolCallID] = firstLine(m.Content, 100)
+		}
+	}
+	lines := 0
+	for _, m := range msgs {
+		if lines >= 60 {
+			b.WriteString("- …\n")
+			break
+		}
+		switch m.Role {
+		case model.RoleAssistant:
+			if t := firstLine(m.Content, 160); t != "" {
+				fmt.Fprintf(&b, "- you said: %s\n", t)
+				lines++
+			}
+			for _, c := range m.ToolCalls {
+				fmt.Fprintf(&b, "- %s(%s) → %s\n", c.Name, firstLine(string(c.Arguments), 100), results[c.ID])
+				lines++
+			}
+		case model.RoleUser:
+			if t := firstLine(m.Content, 160); t != "" {
+				fmt.Fprintf(&b, "- user: %s\n", t)
+				lines++
+			}
+		}
+	}
+	return b.String()
+}
+
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
