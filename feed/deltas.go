@@ -3,6 +3,8 @@ package feed
 import (
 	"context"
 	"sync"
+
+	"github.com/agentloop/agentloop/model"
 )
 
 // Delta is a piece of a model reply as it streams in: not durable, not in
@@ -10,9 +12,7 @@ import (
 // reply reaches readers as a model.responded event.
 type Delta struct {
 	SessionID string
-	Text      string
-	// Reasoning marks text the model thinks aloud, not the reply itself.
-	Reasoning bool
+	model.Delta
 }
 
 // Deltas is the ephemeral stream of token deltas, keyed by session. Publish

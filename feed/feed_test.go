@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentloop/agentloop/feed"
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/memory"
 	"github.com/agentloop/agentloop/store/sqlite"
@@ -238,9 +239,9 @@ func TestDeltas(t *testing.T) {
 	full := ds.Subscribe(ctx, "a", 1)
 	b := ds.Subscribe(ctx, "b", 100)
 	for i := range 50 {
-		ds.Publish(feed.Delta{SessionID: "a", Text: fmt.Sprint(i)}) // full never reads: must not block
+		ds.Publish(feed.Delta{SessionID: "a", Delta: model.Delta{Text: fmt.Sprint(i)}}) // full never reads: must not block
 	}
-	ds.Publish(feed.Delta{SessionID: "b", Text: "only b"})
+	ds.Publish(feed.Delta{SessionID: "b", Delta: model.Delta{Text: "only b"}})
 	for i := range 50 {
 		if d := <-a; d.Text != fmt.Sprint(i) {
 			t.Fatalf("delta %d: got %q", i, d.Text)
@@ -257,5 +258,5 @@ func TestDeltas(t *testing.T) {
 	}
 	for range full {
 	}
-	ds.Publish(feed.Delta{SessionID: "a", Text: "after"}) // no readers left: dropped
+	ds.Publish(feed.Delta{SessionID: "a", Delta: model.Delta{Text: "after"}}) // no readers left: dropped
 }
