@@ -29,7 +29,8 @@ type Notice struct {
 // Notify calls every watcher on the committing goroutine, so a watcher must
 // return at once and never block (hand the notice to a buffered channel
 // without waiting, as feed.Feed.Publish does): a slow watcher would stall
-// every session's commits.
+// every session's commits. A watcher must not call Watch or a stop function
+// either (it runs under the list's read lock).
 type Watchers struct {
 	mu   sync.RWMutex
 	next int

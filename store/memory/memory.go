@@ -24,7 +24,7 @@ type Store struct {
 	mu       sync.RWMutex
 	sessions map[string]*session
 	closed   bool
-	store.Watchers
+	watchers store.Watchers
 }
 
 type session struct {
@@ -80,10 +80,14 @@ func (s *Store) Append(ctx context.Context, events ...loop.Event) error {
 	// The stored copy is handed out: append never rewrites it.
 	for _, r := range runs {
 		ev := s.sessions[r.SessionID].events
-		s.Notify(store.Notice{SessionID: r.SessionID, Seq: r.Last, Events: slices.Clip(ev[r.First-1 : r.Last])})
+		s.watchers.Notify(store.Notice{SessionID: r.SessionID, Seq: r.Last, Events: slices.Clip(ev[r.First-1 : r.Last])})
 	}
 	return nil
 }
+
+// Watch calls fn after each Append, once per session written, while the
+// append still holds the store's lock: fn must not block or use the store.
+func (s *Store) Watch(fn func(store.Notice)) (stop func()) { return s.watchers.Watch(fn) }
 
 // Load returns a copy of a session's log.
 func (s *Store) Load(ctx context.Context, sessionID string) ([]loop.Event, error) {
