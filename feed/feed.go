@@ -18,6 +18,15 @@
 //
 // Token deltas are not in the log; they go on a separate ephemeral stream
 // (Deltas), best effort.
+//
+// Wiring (replaces loop.Config.OnEvent): the composition root makes one
+// feed per store, f := feed.New(st) with defer st.Watch(f.Publish)(), and
+// one Deltas, passing OnDelta: func(id string, d model.Delta) {
+// deltas.Publish(feed.Delta{SessionID: id, Delta: d}) } to the runner. The
+// runner publishes nothing itself: the store's writer does, after commit.
+// A progress display, an SSE handler or a test ranges over
+// f.Events(ctx, id, lastSeen) until it sees the session stop (session.ended,
+// .paused or .waiting), and reads deltas.Subscribe(ctx, id, n).
 package feed
 
 import (
