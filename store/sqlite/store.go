@@ -126,8 +126,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	rdb.SetMaxOpenConns(o.readConns)
 	rdb.SetMaxIdleConns(o.readConns)
-	// The UNIQUE (session_id, seq) index serves this range scan.
-	loadSt, err := rdb.PrepareContext(ctx, `SELECT seq, type, version, time, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq`)
+	loadSt, err := rdb.PrepareContext(ctx, loadAfterSQL)
 	if err != nil {
 		rdb.Close()
 		wdb.Close()
@@ -163,6 +162,11 @@ func Open(path string, opts ...Option) (*Store, error) {
 	go s.run()
 	return s, nil
 }
+
+// loadAfterSQL reads a session's events past a sequence number: a range
+// scan of the UNIQUE (session_id, seq) index, in its order (a test checks
+// the plan).
+const loadAfterSQL = `SELECT seq, type, version, time, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq`
 
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
