@@ -14,6 +14,16 @@ import (
 // Store persists session logs.
 type Store interface {
 	loop.Log
+	// LoadAfter returns the events of a session with Seq > after, in order:
+	// an empty slice when there are none yet, ErrNotFound when the session
+	// does not exist. LoadAfter(ctx, id, 0) returns what Load returns. A
+	// reader that resumes from the last sequence number it saw reads only
+	// what it missed.
+	LoadAfter(ctx context.Context, sessionID string, after int64) ([]loop.Event, error)
+	// Watch calls fn with a Notice after every commit (see Notice and
+	// Watchers): per session in order, on the committing goroutine, so fn
+	// must never block. The returned function stops the calls.
+	Watch(fn func(Notice)) (stop func())
 	// List returns session summaries, newest first, matching the filter.
 	List(ctx context.Context, f Filter) ([]loop.Summary, error)
 	// Close flushes pending appends and releases the store.

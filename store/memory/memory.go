@@ -24,6 +24,7 @@ type Store struct {
 	mu       sync.RWMutex
 	sessions map[string]*session
 	closed   bool
+	watchers store.Watchers
 }
 
 type session struct {
@@ -75,11 +76,26 @@ func (s *Store) Append(ctx context.Context, events ...loop.Event) error {
 			ss.summary.Apply(e)
 		}
 	}
+	// Still under the lock, so each session's notices go out in order.
+	// The stored copy is handed out: append never rewrites it.
+	for _, r := range runs {
+		ev := s.sessions[r.SessionID].events
+		s.watchers.Notify(store.Notice{SessionID: r.SessionID, Seq: r.Last, Events: slices.Clip(ev[r.First-1 : r.Last])})
+	}
 	return nil
 }
 
+// Watch calls fn after each Append, once per session written, while the
+// append still holds the store's lock: fn must not block or use the store.
+func (s *Store) Watch(fn func(store.Notice)) (stop func()) { return s.watchers.Watch(fn) }
+
 // Load returns a copy of a session's log.
 func (s *Store) Load(ctx context.Context, sessionID string) ([]loop.Event, error) {
+	return s.LoadAfter(ctx, sessionID, 0)
+}
+
+// LoadAfter returns a copy of the events of a session with Seq > after.
+func (s *Store) LoadAfter(ctx context.Context, sessionID string, after int64) ([]loop.Event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -92,7 +108,9 @@ func (s *Store) Load(ctx context.Context, sessionID string) ([]loop.Event, error
 	if ss == nil {
 		return nil, fmt.Errorf("session %s: %w", sessionID, loop.ErrNotFound)
 	}
-	return slices.Clone(ss.events), nil
+	// Seq k is at index k-1: the log has no gaps.
+	from := min(max(after, 0), int64(len(ss.events)))
+	return slices.Clone(ss.events[from:]), nil
 }
 
 // List returns summaries newest first (by creation time, then by ID, both

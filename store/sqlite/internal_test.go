@@ -1,7 +1,9 @@
 package sqlite
 
 import (
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,5 +40,33 @@ func TestDSN(t *testing.T) {
 	o := options{busyTimeout: 2 * time.Second}
 	if got, want := dsn("/tmp/a?b#c%d.db", o, true), "file:/tmp/a%3fb%23c%25d.db?_busy_timeout=2000&_query_only=1"; got != want {
 		t.Errorf("dsn = %q, want %q", got, want)
+	}
+}
+
+// LoadAfter reads only the rows it returns: a search of the (session_id,
+// seq) index on both columns, with no sort and no scan of the table.
+func TestLoadAfterUsesIndex(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "plan.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.rdb.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+loadAfterSQL, "x", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	joined := strings.Join(plan, "; ")
+	if len(plan) != 1 || !strings.Contains(joined, "USING INDEX") || !strings.Contains(joined, "seq>?") {
+		t.Fatalf("query plan %q: want one search of the (session_id, seq) index with seq>?", joined)
 	}
 }

@@ -39,6 +39,12 @@ type Store struct {
 	wdb    *sql.DB // one connection, used only by the writer goroutine
 	rdb    *sql.DB // read-only pool for Load and List
 	loadSt *sql.Stmt
+	// existsSt tells an empty LoadAfter of a known session from an
+	// unknown one.
+	existsSt *sql.Stmt
+
+	// watchers are notified by the writer goroutine after each commit.
+	watchers store.Watchers
 
 	reqs chan *request
 	// mu guards closed against sends on reqs: Append sends holding the
@@ -120,32 +126,47 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	rdb.SetMaxOpenConns(o.readConns)
 	rdb.SetMaxIdleConns(o.readConns)
-	loadSt, err := rdb.PrepareContext(ctx, `SELECT seq, type, version, time, data FROM events WHERE session_id = ? ORDER BY seq`)
+	loadSt, err := rdb.PrepareContext(ctx, loadAfterSQL)
 	if err != nil {
+		rdb.Close()
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite store %s: prepare load: %w", path, err)
+	}
+	existsSt, err := rdb.PrepareContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`)
+	if err != nil {
+		loadSt.Close()
 		rdb.Close()
 		wdb.Close()
 		return nil, fmt.Errorf("sqlite store %s: prepare load: %w", path, err)
 	}
 	w, err := newWriter(ctx, wdb, path, o.cacheSize)
 	if err != nil {
+		existsSt.Close()
 		loadSt.Close()
 		rdb.Close()
 		wdb.Close()
 		return nil, err
 	}
 	s := &Store{
-		path:   path,
-		opts:   o,
-		wdb:    wdb,
-		rdb:    rdb,
-		loadSt: loadSt,
-		reqs:   make(chan *request, o.maxBatch),
-		done:   make(chan struct{}),
-		w:      w,
+		path:     path,
+		opts:     o,
+		wdb:      wdb,
+		rdb:      rdb,
+		loadSt:   loadSt,
+		existsSt: existsSt,
+		reqs:     make(chan *request, o.maxBatch),
+		done:     make(chan struct{}),
+		w:        w,
 	}
+	w.watchers = &s.watchers
 	go s.run()
 	return s, nil
 }
+
+// loadAfterSQL reads a session's events past a sequence number: a range
+// scan of the UNIQUE (session_id, seq) index, in its order (a test checks
+// the plan).
+const loadAfterSQL = `SELECT seq, type, version, time, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq`
 
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
@@ -279,10 +300,23 @@ func (s *Store) enqueue(ctx context.Context, events []loop.Event, done chan<- er
 
 // Load returns a session's events in order, or loop.ErrNotFound.
 func (s *Store) Load(ctx context.Context, sessionID string) ([]loop.Event, error) {
+	return s.LoadAfter(ctx, sessionID, 0)
+}
+
+// Watch calls fn on the writer goroutine after each commit, once per
+// session written, in commit order; fn must not block (see store.Watchers).
+// The notice's Events are a copy the caller of Append cannot change.
+func (s *Store) Watch(fn func(store.Notice)) (stop func()) { return s.watchers.Watch(fn) }
+
+// LoadAfter returns a session's events with Seq > after, in order: an
+// empty slice when there are none, loop.ErrNotFound when the session does
+// not exist. It reads only those rows, through the (session_id, seq) index.
+func (s *Store) LoadAfter(ctx context.Context, sessionID string, after int64) ([]loop.Event, error) {
 	if s.isClosed.Load() {
 		return nil, fmt.Errorf("sqlite store %s: load session %s: %w", s.path, sessionID, store.ErrClosed)
 	}
-	rows, err := s.loadSt.QueryContext(ctx, sessionID)
+	after = max(after, 0)
+	rows, err := s.loadSt.QueryContext(ctx, sessionID, after)
 	if err != nil {
 		return nil, s.readErr(fmt.Sprintf("load session %s", sessionID), err)
 	}
@@ -299,7 +333,7 @@ func (s *Store) Load(ctx context.Context, sessionID string) ([]loop.Event, error
 		if err := rows.Scan(&seq, &typ, &version, &at, &data); err != nil {
 			return nil, s.readErr(fmt.Sprintf("load session %s", sessionID), err)
 		}
-		if want := int64(len(events)) + 1; seq != want {
+		if want := after + int64(len(events)) + 1; seq != want {
 			return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d where %d was expected", s.path, sessionID, seq, want)
 		}
 		// DecodeEvent copies what it keeps, so data may be reused.
@@ -313,7 +347,15 @@ func (s *Store) Load(ctx context.Context, sessionID string) ([]loop.Event, error
 		return nil, s.readErr(fmt.Sprintf("load session %s", sessionID), err)
 	}
 	if len(events) == 0 {
-		return nil, fmt.Errorf("session %s: %w", sessionID, loop.ErrNotFound)
+		var one int
+		err := s.existsSt.QueryRowContext(ctx, sessionID).Scan(&one)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("session %s: %w", sessionID, loop.ErrNotFound)
+		case err != nil:
+			return nil, s.readErr(fmt.Sprintf("load session %s", sessionID), err)
+		}
+		return []loop.Event{}, nil
 	}
 	return events, nil
 }
@@ -416,7 +458,7 @@ func (s *Store) Close() error {
 		s.isClosed.Store(true)
 		// Readers first, so the writer's connection is the last one and
 		// SQLite checkpoints the WAL into the main file as it closes.
-		s.closeErr = errors.Join(s.loadSt.Close(), s.rdb.Close(), s.w.close(), s.wdb.Close())
+		s.closeErr = errors.Join(s.loadSt.Close(), s.existsSt.Close(), s.rdb.Close(), s.w.close(), s.wdb.Close())
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("sqlite store %s: close: %w", s.path, s.closeErr)
 		}

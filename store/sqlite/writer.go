@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/internal/appendcheck"
 )
 
@@ -70,6 +72,9 @@ type writer struct {
 	cacheSize int
 
 	taken []*request
+
+	// watchers are notified after each commit, once per session written.
+	watchers *store.Watchers
 }
 
 // maxInsertRows is the most events one INSERT statement carries.
@@ -183,6 +188,16 @@ func (w *writer) write(batch []*request) {
 	}
 	if err := w.writeAll(ctx, errs); err != nil {
 		fail(err)
+	}
+	// Watchers learn of the commit before the appenders do, on this
+	// goroutine, so each session's notices go out in commit order.
+	for i, r := range w.taken {
+		if errs[i] != nil || !w.watchers.Any() {
+			continue
+		}
+		for _, run := range r.runs {
+			w.watchers.Notify(store.Notice{SessionID: run.SessionID, Seq: run.Last, Events: slices.Clone(run.Events)})
+		}
 	}
 	for i, r := range w.taken {
 		r.finish(errs[i])

@@ -59,6 +59,9 @@ func (s Suite) Run(t *testing.T) {
 		{"LoadReturnsCopy", s.testLoadReturnsCopy},
 		{"Closed", s.testClosed},
 		{"Reopen", s.testReopen},
+		{"LoadAfter", s.testLoadAfter},
+		{"WatchOrder", s.testWatchOrder},
+		{"ResumeAfterSeq", s.testResumeAfterSeq},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
