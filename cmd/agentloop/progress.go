@@ -68,7 +68,7 @@ func (p *progress) event(e loop.Event) {
 	case *loop.ToolFinished:
 		mark := "ok"
 		if d.IsError {
-			mark = "error: " + oneLine(d.Output, 80)
+			mark = "error: " + oneLine(strings.TrimPrefix(d.Output, "error: "), 80)
 		}
 		p.line(fmt.Sprintf("step %d: %s %s → %s (%d ms)", d.Iteration, d.Name, argsSummary(p.inputOf(d)), mark, d.DurationMS))
 	case *loop.StuckDetected:
