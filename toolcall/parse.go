@@ -7,12 +7,15 @@
 //	harmony           gpt-oss channels: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>
 //	deepseek_v3       <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{…}\n```<｜tool▁call▁end｜>
 //	deepseek_v31      <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>
+//	kimi_k2           <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{…}<|tool_call_end|>…
 //	mistral           [TOOL_CALLS][{"name": …, "arguments": {…}}]
 //	mistral_v11       [TOOL_CALLS]NAME[ARGS]{…} (optionally [CALL_ID]id before [ARGS]), repeated
 //	llama_python_tag  <|python_tag|>{"name": …, "parameters": {…}} or <|python_tag|>tool.call(k=v)
+//	glm45             <tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>…</tool_call> (values typed by schema)
 //	hermes            <tool_call>{"name": …, "arguments": {…}}</tool_call> (several; the last may be unclosed)
 //	qwen3_coder       <tool_call><function=NAME><parameter=K>v</parameter></function></tool_call>, outer tag optional
 //	                  (and <function=NAME>{…}</function>, as Llama 3.1 writes it)
+//	functionary_v32   >>>NAME\n{…} segments (>>>all\n is text); a leading NAME\n{…} when NAME is offered
 //	pythonic          [get_weather(city='Paris'), other(x=1)] (also inside <|python_start|>…<|python_end|>)
 //	llama3            a bare {"name": …, "parameters": {…}} or {"type": "function", "name": …, "parameters": …}
 //	json              any other bare call object or array: {"name","arguments"}, {"function":{…}},
@@ -61,6 +64,9 @@ const (
 	FormatDeepSeekV3     = "deepseek_v3"
 	FormatDeepSeekV31    = "deepseek_v31"
 	FormatHarmony        = "harmony"
+	FormatKimiK2         = "kimi_k2"
+	FormatGLM45          = "glm45"
+	FormatFunctionaryV32 = "functionary_v32"
 )
 
 // Options configure Parse.
@@ -215,7 +221,7 @@ func (p *parser) dispatch() *outcome {
 	}
 	var attempt *outcome
 	for _, family := range []func() *outcome{
-		p.parseDeepSeek, p.parseMistral, p.parsePythonTag, p.parseXML, p.parsePythonic, p.parseJSON,
+		p.parseDeepSeek, p.parseKimi, p.parseMistral, p.parsePythonTag, p.parseGLM, p.parseXML, p.parseFunctionaryV32, p.parsePythonic, p.parseJSON,
 	} {
 		o := family()
 		if o == nil {
@@ -340,6 +346,12 @@ func (p *parser) hint(format, tool string) string {
 		s = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>" + tool + "<｜tool▁sep｜>{...}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
 	case FormatHarmony:
 		s = `<|start|>assistant<|channel|>commentary to=functions.` + tool + ` <|constrain|>json<|message|>{...}<|call|>`
+	case FormatKimiK2:
+		s = `<|tool_calls_section_begin|><|tool_call_begin|>functions.` + tool + `:0<|tool_call_argument_begin|>{...}<|tool_call_end|><|tool_calls_section_end|>`
+	case FormatGLM45:
+		s = `<tool_call>` + tool + "\n<arg_key>NAME</arg_key>\n<arg_value>value</arg_value>\n</tool_call>"
+	case FormatFunctionaryV32:
+		s = ">>>" + tool + "\n{...}"
 	case FormatJSONFenced:
 		s = "```json\n{\"name\": \"" + tool + "\", \"arguments\": {...}}\n```"
 	default:
