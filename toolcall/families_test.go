@@ -64,3 +64,52 @@ func TestQwen3CoderValues(t *testing.T) {
 			format: FormatQwen3Coder, attempted: true, problem: `parameter "content"`, skipContnt: true},
 	})
 }
+
+// JSON calls behind a family's marker: the markers leave Content and name
+// the family.
+func TestWrappedJSON(t *testing.T) {
+	runCases(t, []parseCase{
+		{name: "granite", in: "I will search.\n<|tool_call|>[{\"name\": \"search\", \"arguments\": {\"query\": \"x\"}}]",
+			format: FormatGranite, calls: []string{`search {"query":"x"}`}, content: "I will search."},
+		{name: "phi-4-mini closed", in: "<|tool_call|>{\"name\": \"get_time\", \"arguments\": {}}<|/tool_call|>",
+			format: FormatPhi4Mini, calls: []string{`get_time {}`}, content: ""},
+		{name: "phi-4-mini functools", in: "Let me check.\nfunctools[{\"name\": \"search\", \"arguments\": {\"query\": \"a\"}}, {\"name\": \"get_time\", \"arguments\": {}}]",
+			format: FormatPhi4Mini, calls: []string{`search {"query":"a"}`, `get_time {}`}, content: "Let me check."},
+		{name: "jamba", in: "Sure.\n<tool_calls>\n[{\"name\": \"search\", \"arguments\": {\"query\": \"a\"}}]\n</tool_calls>\nDone.",
+			format: FormatJamba, calls: []string{`search {"query":"a"}`}, content: "Sure.\nDone."},
+		{name: "internlm2", in: "First the weather.\n<|action_start|><|plugin|>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"上海\"}}<|action_end|>",
+			format: FormatInternLM2, calls: []string{`get_weather {"city":"上海"}`}, content: "First the weather."},
+		{name: "hermes in tools and response wrappers", in: "<response>\n<tools>\n{\"name\": \"search\", \"arguments\": {\"query\": \"q\"}}\n</tools>\n</response>",
+			format: FormatJSON, calls: []string{`search {"query":"q"}`}, content: ""},
+		{name: "prose naming a marker", in: "functools is a module; <tool_calls> is Jamba's tag.",
+			format: FormatNone, content: "functools is a module; <tool_calls> is Jamba's tag."},
+	})
+}
+
+// Ollama's rule: with a template prefix, a bare JSON call after text is
+// not a call; at the start, or behind the marker, it is.
+func TestCallPrefix(t *testing.T) {
+	call := `{"name": "search", "arguments": {"query": "x"}}`
+	opts := Options{Tools: testTools, CallPrefix: "<tool_call>"}
+	for _, tc := range []struct {
+		in    string
+		calls int
+	}{
+		{"Here is how you would call it: " + call, 0},
+		{call, 1},
+		{"  \n" + call, 1},
+		{"Calling now.\n<tool_call>" + call + "</tool_call>", 1},
+	} {
+		r := Parse(tc.in, opts)
+		checkInvariants(t, tc.in, opts, r)
+		if len(r.Calls) != tc.calls {
+			t.Errorf("Parse(%q) with prefix: %d calls, want %d", tc.in, len(r.Calls), tc.calls)
+		}
+		if tc.calls == 0 && r.Content != tc.in {
+			t.Errorf("Parse(%q) with prefix: content %q, want the text unchanged", tc.in, r.Content)
+		}
+	}
+	if r := Parse("Here is how you would call it: "+call, Options{Tools: testTools}); len(r.Calls) != 1 {
+		t.Errorf("without a prefix the call after text is recognised: got %d calls", len(r.Calls))
+	}
+}

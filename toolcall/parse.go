@@ -78,6 +78,12 @@ type Options struct {
 	// recognised: their text stays in Content and they are listed in
 	// Result.Unmatched.
 	Tools []model.ToolSpec
+	// CallPrefix is the marker the model's chat template puts before a
+	// call (Ollama reads it from the template, e.g. "<tool_call>" or
+	// "[TOOL_CALLS]"). When set, Ollama's rule applies: a bare JSON call
+	// with text before it is not a call, since the model would have
+	// written the prefix. Calls behind any marker are unaffected.
+	CallPrefix string
 }
 
 // Result is what Parse recovered from a reply.
@@ -154,7 +160,7 @@ func Parse(text string, opts Options) Result {
 // parseCounted is Parse that also returns the work done (bytes examined),
 // for the linear-time tests.
 func parseCounted(text string, opts Options) (Result, int64) {
-	p := &parser{text: text, tools: newToolIndex(opts.Tools)}
+	p := &parser{text: text, tools: newToolIndex(opts.Tools), callPrefix: opts.CallPrefix}
 	reasoning := p.splitThink()
 	o := p.dispatch()
 	r := p.finish(o)
@@ -169,9 +175,10 @@ func parseCounted(text string, opts Options) (Result, int64) {
 }
 
 type parser struct {
-	text  string // the reply, less any leading think block
-	tools *toolIndex
-	work  int64
+	text       string // the reply, less any leading think block
+	tools      *toolIndex
+	callPrefix string // Options.CallPrefix
+	work       int64
 }
 
 // outcome is what one family made of the text.
@@ -228,6 +235,13 @@ func (p *parser) dispatch() *outcome {
 			continue
 		}
 		if len(o.calls) > 0 {
+			switch o.format {
+			case FormatJSON, FormatJSONFenced, FormatLlama3, FormatHermes:
+				p.wrap(o)
+			}
+			if p.textBeforeBareCall(o) {
+				return nil
+			}
 			return o
 		}
 		if (len(o.problems) > 0 || len(o.unmatched) > 0) && attempt == nil {

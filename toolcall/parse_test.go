@@ -87,7 +87,8 @@ func checkInvariants(t testing.TB, in string, opts Options, r Result) {
 	known := map[string]bool{FormatNone: true, FormatJSON: true, FormatJSONFenced: true, FormatHermes: true,
 		FormatQwen3Coder: true, FormatMistral: true, FormatMistralV11: true, FormatLlama3: true,
 		FormatLlamaPythonTag: true, FormatPythonic: true, FormatDeepSeekV3: true, FormatDeepSeekV31: true, FormatHarmony: true,
-		FormatKimiK2: true, FormatGLM45: true, FormatFunctionaryV32: true}
+		FormatKimiK2: true, FormatGLM45: true, FormatFunctionaryV32: true,
+		FormatGranite: true, FormatJamba: true, FormatInternLM2: true, FormatPhi4Mini: true}
 	if !known[r.Format] {
 		t.Fatalf("unknown format %q for %q", r.Format, in)
 	}
