@@ -18,13 +18,23 @@
 //	functionary_v32   >>>NAME\n{…} segments (>>>all\n is text); a leading NAME\n{…} when NAME is offered
 //	pythonic          [get_weather(city='Paris'), other(x=1)] (also inside <|python_start|>…<|python_end|>)
 //	llama3            a bare {"name": …, "parameters": {…}} or {"type": "function", "name": …, "parameters": …}
-//	json              any other bare call object or array: {"name","arguments"}, {"function":{…}},
+//	granite           <|tool_call|>[{…}] (Granite 3.x)           ┐ JSON calls behind a family's marker:
+//	phi4_mini         functools[{…}] or <|tool_call|>{…}<|/tool_call|> │ found by the JSON families, the
+//	jamba             <tool_calls>[{…}]</tool_calls>             │ markers leave Content (wrappers.go;
+//	internlm2         <|action_start|><|plugin|>\n{…}<|action_end|> ┘ also Hermes's <tools>, <response>)
+//	json              any other bare call object or array (xLAM's bare list too): {"name","arguments"}, {"function":{…}},
 //	                  {"tool","args"}, {"tool_name","tool_input"}, {"action","action_input"}, {"tool_calls":[…]}
 //	json_fenced       the same inside a ```json (or plain ```) fence
 //
 // A leading <think>…</think> block (or text ending in </think> with the
 // opener in the prompt) is moved to Result.Reasoning and never searched for
 // calls, so a model thinking about a call does not make it twice.
+//
+// Qwen3-Coder parameter values end only at a </parameter> followed by the
+// next <parameter=, </function> or the end of the call, so a value may hold
+// those tags literally; a reply cut off inside a value is an attempt with a
+// Problem, never a guessed call. Options.CallPrefix applies Ollama's
+// template rule: a bare JSON call after text is not a call.
 //
 // When Options.Tools is non-empty, only calls to offered tools are
 // recognised, and a bare JSON object is a call only if it names one. Tags
