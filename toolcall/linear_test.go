@@ -56,6 +56,17 @@ var pathological = map[string]func(n int) string{
 	"many_pythonic":      rep("\n[search(query='x')]"),
 	"escapes":            func(n int) string { return `{"name":"search","arguments":{"query":"` + strings.Repeat(`\\`, n/2) },
 	"mixed_random":       mixed,
+	"kimi":               rep("<|tool_call_begin|>"),
+	"kimi_args":          rep("<|tool_call_begin|>functions.search:0<|tool_call_argument_begin|>{"),
+	"kimi_section":       rep("<|tool_calls_section_begin|>"),
+	"glm":                rep("<tool_call>search\n"),
+	"glm_keys":           rep("<tool_call>search<arg_key>q</arg_key><arg_value>"),
+	"glm_open_keys":      rep("<arg_key>q</arg_key><arg_value>"),
+	"functionary":        rep("\n>>>search\n{"),
+	"functionary_all":    rep("\n>>>all\n"),
+	"wrappers":           rep(`functools<|tool_call|><tool_calls>{"name":"search","arguments":{}}`),
+	"wrapper_closers":    rep(`{"name":"search","arguments":{}}<|/tool_call|></tool_calls><|action_end|>`),
+	"param_closers":      func(n int) string { return "<function=search>" + strings.Repeat("<parameter=q>x</parameter>y", n/27) },
 }
 
 func rep(unit string) func(n int) string {

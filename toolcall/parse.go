@@ -7,21 +7,34 @@
 //	harmony           gpt-oss channels: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>
 //	deepseek_v3       <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{…}\n```<｜tool▁call▁end｜>
 //	deepseek_v31      <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>
+//	kimi_k2           <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{…}<|tool_call_end|>…
 //	mistral           [TOOL_CALLS][{"name": …, "arguments": {…}}]
 //	mistral_v11       [TOOL_CALLS]NAME[ARGS]{…} (optionally [CALL_ID]id before [ARGS]), repeated
 //	llama_python_tag  <|python_tag|>{"name": …, "parameters": {…}} or <|python_tag|>tool.call(k=v)
+//	glm45             <tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>…</tool_call> (values typed by schema)
 //	hermes            <tool_call>{"name": …, "arguments": {…}}</tool_call> (several; the last may be unclosed)
 //	qwen3_coder       <tool_call><function=NAME><parameter=K>v</parameter></function></tool_call>, outer tag optional
 //	                  (and <function=NAME>{…}</function>, as Llama 3.1 writes it)
+//	functionary_v32   >>>NAME\n{…} segments (>>>all\n is text); a leading NAME\n{…} when NAME is offered
 //	pythonic          [get_weather(city='Paris'), other(x=1)] (also inside <|python_start|>…<|python_end|>)
 //	llama3            a bare {"name": …, "parameters": {…}} or {"type": "function", "name": …, "parameters": …}
-//	json              any other bare call object or array: {"name","arguments"}, {"function":{…}},
+//	granite           <|tool_call|>[{…}] (Granite 3.x)           ┐ JSON calls behind a family's marker:
+//	phi4_mini         functools[{…}] or <|tool_call|>{…}<|/tool_call|> │ found by the JSON families, the
+//	jamba             <tool_calls>[{…}]</tool_calls>             │ markers leave Content (wrappers.go;
+//	internlm2         <|action_start|><|plugin|>\n{…}<|action_end|> ┘ also Hermes's <tools>, <response>)
+//	json              any other bare call object or array (xLAM's bare list too): {"name","arguments"}, {"function":{…}},
 //	                  {"tool","args"}, {"tool_name","tool_input"}, {"action","action_input"}, {"tool_calls":[…]}
 //	json_fenced       the same inside a ```json (or plain ```) fence
 //
 // A leading <think>…</think> block (or text ending in </think> with the
 // opener in the prompt) is moved to Result.Reasoning and never searched for
 // calls, so a model thinking about a call does not make it twice.
+//
+// Qwen3-Coder parameter values end only at a </parameter> followed by the
+// next <parameter=, </function> or the end of the call, so a value may hold
+// those tags literally; a reply cut off inside a value is an attempt with a
+// Problem, never a guessed call. Options.CallPrefix applies Ollama's
+// template rule: a bare JSON call after text is not a call.
 //
 // When Options.Tools is non-empty, only calls to offered tools are
 // recognised, and a bare JSON object is a call only if it names one. Tags
@@ -61,6 +74,9 @@ const (
 	FormatDeepSeekV3     = "deepseek_v3"
 	FormatDeepSeekV31    = "deepseek_v31"
 	FormatHarmony        = "harmony"
+	FormatKimiK2         = "kimi_k2"
+	FormatGLM45          = "glm45"
+	FormatFunctionaryV32 = "functionary_v32"
 )
 
 // Options configure Parse.
@@ -72,6 +88,12 @@ type Options struct {
 	// recognised: their text stays in Content and they are listed in
 	// Result.Unmatched.
 	Tools []model.ToolSpec
+	// CallPrefix is the marker the model's chat template puts before a
+	// call (Ollama reads it from the template, e.g. "<tool_call>" or
+	// "[TOOL_CALLS]"). When set, Ollama's rule applies: a bare JSON call
+	// with text before it is not a call, since the model would have
+	// written the prefix. Calls behind any marker are unaffected.
+	CallPrefix string
 }
 
 // Result is what Parse recovered from a reply.
@@ -148,7 +170,7 @@ func Parse(text string, opts Options) Result {
 // parseCounted is Parse that also returns the work done (bytes examined),
 // for the linear-time tests.
 func parseCounted(text string, opts Options) (Result, int64) {
-	p := &parser{text: text, tools: newToolIndex(opts.Tools)}
+	p := &parser{text: text, tools: newToolIndex(opts.Tools), callPrefix: opts.CallPrefix}
 	reasoning := p.splitThink()
 	o := p.dispatch()
 	r := p.finish(o)
@@ -163,9 +185,10 @@ func parseCounted(text string, opts Options) (Result, int64) {
 }
 
 type parser struct {
-	text  string // the reply, less any leading think block
-	tools *toolIndex
-	work  int64
+	text       string // the reply, less any leading think block
+	tools      *toolIndex
+	callPrefix string // Options.CallPrefix
+	work       int64
 }
 
 // outcome is what one family made of the text.
@@ -215,13 +238,20 @@ func (p *parser) dispatch() *outcome {
 	}
 	var attempt *outcome
 	for _, family := range []func() *outcome{
-		p.parseDeepSeek, p.parseMistral, p.parsePythonTag, p.parseXML, p.parsePythonic, p.parseJSON,
+		p.parseDeepSeek, p.parseKimi, p.parseMistral, p.parsePythonTag, p.parseGLM, p.parseXML, p.parseFunctionaryV32, p.parsePythonic, p.parseJSON,
 	} {
 		o := family()
 		if o == nil {
 			continue
 		}
 		if len(o.calls) > 0 {
+			switch o.format {
+			case FormatJSON, FormatJSONFenced, FormatLlama3, FormatHermes:
+				p.wrap(o)
+			}
+			if p.textBeforeBareCall(o) {
+				return nil
+			}
 			return o
 		}
 		if (len(o.problems) > 0 || len(o.unmatched) > 0) && attempt == nil {
@@ -340,6 +370,12 @@ func (p *parser) hint(format, tool string) string {
 		s = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>" + tool + "<｜tool▁sep｜>{...}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
 	case FormatHarmony:
 		s = `<|start|>assistant<|channel|>commentary to=functions.` + tool + ` <|constrain|>json<|message|>{...}<|call|>`
+	case FormatKimiK2:
+		s = `<|tool_calls_section_begin|><|tool_call_begin|>functions.` + tool + `:0<|tool_call_argument_begin|>{...}<|tool_call_end|><|tool_calls_section_end|>`
+	case FormatGLM45:
+		s = `<tool_call>` + tool + "\n<arg_key>NAME</arg_key>\n<arg_value>value</arg_value>\n</tool_call>"
+	case FormatFunctionaryV32:
+		s = ">>>" + tool + "\n{...}"
 	case FormatJSONFenced:
 		s = "```json\n{\"name\": \"" + tool + "\", \"arguments\": {...}}\n```"
 	default:

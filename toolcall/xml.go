@@ -183,7 +183,7 @@ func (x *xmlParser) functions(i, limit int, inBlock bool) (int, bool) {
 			args = v
 		} else {
 			var ok bool
-			if args, ok = x.parameters(name, j, fend); !ok {
+			if args, ok = x.parameters(name, j, fend, fend == len(text)); !ok {
 				return limit, true
 			}
 		}
@@ -196,9 +196,12 @@ func (x *xmlParser) functions(i, limit int, inBlock bool) (int, bool) {
 }
 
 // parameters reads <parameter=K>v</parameter>… in [i, end) into a JSON
-// object, coercing values by the tool's schema.
-func (x *xmlParser) parameters(tool string, i, end int) ([]byte, bool) {
+// object, coercing values by the tool's schema. cut says the reply ended
+// inside this function (no </function>): a value left open then is a
+// truncated stream, reported rather than guessed.
+func (x *xmlParser) parameters(tool string, i, end int, cut bool) ([]byte, bool) {
 	text := x.text
+	noCloserFrom := end + 1
 	canon, _ := x.tools.resolve(tool)
 	args := []byte{'{'}
 	index := map[string]int{} // key -> position in keys, for repeated keys
@@ -221,12 +224,31 @@ func (x *xmlParser) parameters(tool string, i, end int) ([]byte, bool) {
 		}
 		key := strings.TrimSpace(strings.Trim(text[keyStart:gt], `"'`))
 		vstart := gt + 1
-		vend, next := end, end
-		if c := x.pEnd.before(vstart, end); c >= 0 {
-			vend, next = c, c+len(tagParameterEnd)
+		// A value ends at a </parameter> followed by the next <parameter=,
+		// </function>, </tool_call> or the end of the call: a literal
+		// </parameter> or <parameter=x> inside the value stays in it.
+		vend, next := -1, -1
+		if vstart < noCloserFrom {
+			for c := x.pEnd.before(vstart, end); c >= 0; c = x.pEnd.before(c+len(tagParameterEnd), end) {
+				if x.endsValue(c+len(tagParameterEnd), end) {
+					vend, next = c, c+len(tagParameterEnd)
+					break
+				}
+			}
+			if vend < 0 {
+				noCloserFrom = vstart // no closer ends a value after here
+			}
 		}
-		if n := x.par.before(vstart, vend); n >= 0 {
-			vend, next = n, n
+		if vend < 0 {
+			// unclosed: up to the next parameter, or the end of the call
+			vend, next = end, end
+			if n := x.par.before(vstart, end); n >= 0 {
+				vend, next = n, n
+			} else if cut {
+				x.o.problem("your call to %q was cut off inside the value of parameter %q; write the whole call again, %s", tool, key, x.hint(FormatQwen3Coder, tool))
+				x.o.attemptFormat(FormatQwen3Coder)
+				return nil, false
+			}
 		}
 		val := text[vstart:vend]
 		x.charge(vend - vstart)
@@ -275,4 +297,13 @@ func (x *xmlParser) tagEnd(i, limit, max int) int {
 	}
 	x.charge(stop - i)
 	return -1
+}
+
+// endsValue reports whether a </parameter> whose end is at i closes a
+// value: what follows (after spaces) is another parameter, the end of the
+// function or block, or the end of the call.
+func (x *xmlParser) endsValue(i, end int) bool {
+	j := x.skipSpace(i, end)
+	rest := x.text[j:end]
+	return j >= end || strings.HasPrefix(rest, tagParameter) || strings.HasPrefix(rest, tagFunctionEnd) || strings.HasPrefix(rest, tagToolCallEnd)
 }
