@@ -161,7 +161,7 @@ var (
 	// clean result rather than a failure.
 	noProblemFound = regexp.MustCompile(`^\s*(?:find|see|spot|identify|detect|locate|discover|reproduce|notice)\b(?:\s+(?:any|a|the|an)\b)?[^.]*?\b(?:bugs?|issues?|problems?|errors?|anything wrong|fault|defects?|it|failures?|regressions?|vulnerabilit(?:y|ies)|reason to change)\b|^\s*(?:reproduce(?:\s*$|\s*[:,]|\s+(?:it|the|this|that)\b[^.]*$)|see anything|find anything)|^\s*(?:stress|emphasi[sz]e|overstate|thank|help but|wait)\b`)
 	// contrast is a turn in the same sentence to having managed after all.
-	contrast    = regexp.MustCompile(`\b(?:but|however|so instead)\b[^.]*\b(?:i|we)\s+(?:then\s+|eventually\s+|finally\s+)?(?:fixed|solved|resolved|managed|found|completed|did|worked around|was able|were able|got)\b|\bat first\b|\binitially\b|\buntil\b`)
+	contrast    = regexp.MustCompile(`\b(?:but|however|so|instead|then|and)\b[^.]*\b(?:i|we)\s+(?:then\s+|eventually\s+|finally\s+|instead\s+)?(?:fixed|solved|resolved|managed|found|completed|did|worked around|was able|were able|got|created|added|wrote|used|made|changed|updated|installed|implemented|replaced|switched|ran|set up|generated)\b|\bat first\b|\binitially\b|\buntil\b`)
 	sentenceEnd = regexp.MustCompile(`[.!?;]\s+|\n+`)
 )
 

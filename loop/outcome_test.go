@@ -51,6 +51,9 @@ func TestAdmitsFailure(t *testing.T) {
 		"I found no problems.",
 		"TASK_COMPLETE: the answer is 42.",
 		"I cannot stress enough how important the new test is: it covers the bug.",
+		"I couldn't find the config file, so I created a default one and the tests pass.",
+		"I could not use the cached build, so instead I ran a clean build; it passes.",
+		"We were unable to reach the mirror and used the vendored copy instead, and we added a test.",
 	}
 	for _, s := range admits {
 		if !AdmitsFailure(s) {
