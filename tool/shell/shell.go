@@ -311,4 +311,9 @@ func (t *Tool) terminate(pgid int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	syscall.Kill(-pgid, syscall.SIGKILL)
+	// SIGKILL is delivered asynchronously: return once the group is gone
+	// (bounded, since a zombie nobody reaps still counts as a member).
+	for end := time.Now().Add(time.Second); groupAlive(pgid) && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
 }
