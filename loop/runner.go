@@ -71,10 +71,6 @@ type Config struct {
 	// Approval says how a call must be approved; nil approves everything.
 	Approval func(t tool.Tool) Policy
 
-	// OnEvent sees every event once it is durable, in order, per session.
-	// Calls for one session never overlap; they may come from the store's
-	// writer goroutine, so keep it fast.
-	OnEvent func(Event)
 	// OnDelta sees streamed model output as it arrives.
 	OnDelta func(sessionID string, d model.Delta)
 

@@ -107,7 +107,8 @@ func (s *Session) emit(p Payload) {
 	s.buf = append(s.buf, e)
 }
 
-// flush makes buffered events durable, then shows them to OnEvent.
+// flush makes buffered events durable. Watchers read them from the store
+// (store.Watch, package feed), never from the runner.
 // Appends are not cancelled by termination: what happened is recorded.
 func (s *Session) flush(ctx context.Context) error {
 	if err := s.waitPending(); err != nil {
@@ -122,7 +123,6 @@ func (s *Session) flush(ctx context.Context) error {
 	if err := s.r.cfg.Log.Append(s.detached, s.buf...); err != nil {
 		return fmt.Errorf("session %s: saving %d events: %w", s.id, len(s.buf), err)
 	}
-	s.shown(s.buf)
 	clear(s.buf)
 	s.buf = s.buf[:0]
 	return nil
@@ -171,12 +171,7 @@ func (s *Session) flushBehind(ctx context.Context, coalesce bool) error {
 	// Hand the buffer over; a fresh one collects what comes next.
 	evs := s.buf
 	s.buf, s.behind = s.spare[:0], evs
-	async.AppendAsync(s.detached, evs, func(err error) {
-		if err == nil {
-			s.shown(evs) // watchers see events as soon as they are durable
-		}
-		s.pending <- err
-	})
+	async.AppendAsync(s.detached, evs, func(err error) { s.pending <- err })
 	return nil
 }
 
@@ -198,15 +193,6 @@ func (s *Session) finishPending(err error) error {
 	clear(evs)
 	s.spare = evs[:0]
 	return nil
-}
-
-// shown passes durable events to OnEvent.
-func (s *Session) shown(evs []Event) {
-	if fn := s.r.cfg.OnEvent; fn != nil {
-		for _, e := range evs {
-			fn(e)
-		}
-	}
 }
 
 func (s *Session) launch(ctx context.Context) {

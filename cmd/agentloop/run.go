@@ -82,7 +82,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	code := follow(ctx, env, sess, stdout, stderr, *jsonOut)
+	code := follow(ctx, env, sess, 0, stdout, stderr, *jsonOut)
 	if *showDiff && env.ws != nil {
 		if d, err := env.ws.Diff(); err != nil {
 			fmt.Fprintf(stderr, "diff: %v\n", err)
@@ -93,11 +93,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// follow waits for a session, answering approvals inline on a terminal,
-// then prints the outcome and returns the exit code.
-func follow(ctx context.Context, env *cliEnv, sess *loop.Session, stdout, stderr io.Writer, jsonOut bool) int {
+// follow shows a session's events after seq after as they are committed,
+// waits for it, answering approvals inline on a terminal, then prints the
+// outcome and returns the exit code.
+func follow(ctx context.Context, env *cliEnv, sess *loop.Session, after int64, stdout, stderr io.Writer, jsonOut bool) int {
+	shown := env.readProgress(sess.ID(), after)
+	defer shown.stop()
 	for {
 		st, err := sess.Wait(context.Background())
+		if st != nil {
+			shown.showUpTo(st.Seq)
+		}
 		env.progress.done()
 		if err != nil {
 			return fail(stderr, "%v", err)

@@ -293,7 +293,7 @@ func continueSession(name string, args []string, nargs int, stdout, stderr io.Wr
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	return follow(ctx, env, sess, stdout, stderr, false)
+	return follow(ctx, env, sess, state.Seq, stdout, stderr, false)
 }
 
 func sessionsResume(args []string, stdout, stderr io.Writer) int {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentloop/agentloop/config"
+	"github.com/agentloop/agentloop/feed"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/provider"
@@ -40,9 +41,15 @@ type cliEnv struct {
 	protocol    string // absolute path of the protocol file, if any
 	// contextWindow is the model's context window when known (Ollama).
 	contextWindow int
+	// feed fans the store's commits out to the progress display.
+	feed     *feed.Feed
+	stopFeed func()
 }
 
 func (e *cliEnv) Close() {
+	if e.stopFeed != nil {
+		e.stopFeed()
+	}
 	if e.store != nil {
 		_ = e.store.Close()
 	}
@@ -204,6 +211,8 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	if env.store, err = openStore(o.db); err != nil {
 		return nil, err
 	}
+	env.feed = feed.New(env.store)
+	env.stopFeed = env.store.Watch(env.feed.Publish)
 	env.progress = newProgress(stderr, isTerminal(os.Stderr), o.maxIterations)
 	env.progress.quiet = o.quiet
 	prices, err := loadPrices(o.pricesFile)
@@ -220,7 +229,7 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 		Model: m, ModelName: spec, Tools: env.registry, Log: env.store,
 		SystemPrompt: sys, Marker: o.marker,
 		ParseToolCalls: parseToolCalls, Price: prices.Cost, EstimateUsage: estimateUsage,
-		OnEvent: env.progress.event, OnDelta: env.progress.delta,
+		OnDelta: env.progress.delta,
 		Context: plan.Context, Gate: gate,
 	}
 	cfg.Mode = o.loopMode()
