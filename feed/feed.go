@@ -19,7 +19,7 @@
 // Token deltas are not in the log; they go on a separate ephemeral stream
 // (Deltas), best effort.
 //
-// Wiring (replaces loop.Config.OnEvent): the composition root makes one
+// Wiring (the CLI does this in cmd/agentloop): the composition root makes one
 // feed per store, f := feed.New(st) with defer st.Watch(f.Publish)(), and
 // one Deltas, passing OnDelta: func(id string, d model.Delta) {
 // deltas.Publish(feed.Delta{SessionID: id, Delta: d}) } to the runner. The
