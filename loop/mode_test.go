@@ -1,6 +1,8 @@
 package loop_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -81,5 +83,28 @@ func TestMarkersEndToolsMode(t *testing.T) {
 		if st.Status != loop.StatusCompleted || st.Mode != loop.ModeTools || !strings.HasSuffix(st.Answer, "the report is in out.md") || strings.Contains(st.Answer, "COMPLETE") {
 			t.Errorf("%q: %s %q", reply, st.Status, st.Answer)
 		}
+	}
+}
+
+// iteration.started is durable (so watchers see it) when the model is
+// called, not only with the reply.
+func TestIterationStartedIsCommittedBeforeTheModelCall(t *testing.T) {
+	e := newEnv()
+	calls := 0
+	m := model.Func(func(ctx context.Context, _ *model.Request, _ model.StreamFunc) (*model.Response, error) {
+		calls++
+		evs, _ := e.log.Load(ctx, "s1")
+		last := evs[len(evs)-1]
+		if d, ok := last.Data.(*loop.IterationStarted); !ok || d.N != calls {
+			return nil, fmt.Errorf("call %d: the log ends with %s", calls, last.Type)
+		}
+		if calls == 1 {
+			return &model.Response{ToolCalls: []model.ToolCall{{ID: "c1", Name: "read_file", Arguments: []byte(`{"path":"a"}`)}}}, nil
+		}
+		return &model.Response{Text: "done"}, nil
+	})
+	st := run(t, e.runner(t, m, []tool.Tool{echoTool("read_file", &recorder{})}, nil), "x")
+	if st.Status != loop.StatusCompleted || calls != 2 {
+		t.Fatalf("%s (%s) %s after %d calls", st.Status, st.Reason, st.Detail, calls)
 	}
 }

@@ -83,7 +83,9 @@ func (s *Session) between(ctx context.Context) error {
 	n := st.CurrentIteration + 1
 	s.emit(&IterationStarted{N: n})
 	s.limitWarnings(n)
-	return nil
+	// Committed now, overlapping the model call: watchers see the iteration
+	// start when it starts, and the call never waits on the commit.
+	return s.flushBehind(ctx, false)
 }
 
 // limitWarnings tells the model when this is its last call, or when a
@@ -381,7 +383,7 @@ func (s *Session) endIteration(ctx context.Context) error {
 		}
 	}
 	if s.state.Status == StatusRunning {
-		return s.flushBehind(ctx, false) // the next model call must not hold back this iteration
+		return nil // between() commits it together with the next iteration.started
 	}
 	return s.flush(ctx)
 }
