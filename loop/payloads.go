@@ -26,6 +26,13 @@ type SessionStarted struct {
 	// Messages is the caller's conversation the session started from,
 	// instead of Task alone (Task is then its last user message).
 	Messages []model.Message `json:"messages,omitempty"`
+	// Endpoint is the model API's base URL when not the provider's usual
+	// one (never with credentials), Approval how tool calls were approved
+	// ("auto", "ask" or "profile") and Profile the config profile: what a
+	// resumed or recovered session needs to run the same way.
+	Endpoint string `json:"endpoint,omitempty"`
+	Approval string `json:"approval,omitempty"`
+	Profile  string `json:"profile,omitempty"`
 }
 
 // IterationStarted opens iteration N (1-indexed).

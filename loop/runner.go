@@ -136,6 +136,9 @@ type Task struct {
 	// Verify names the verification commands, recorded for resuming; the
 	// Verifier in Config runs them.
 	Verify []string
+	// Endpoint, Approval and Profile are recorded so the session can be
+	// resumed the way it was started (see SessionStarted).
+	Endpoint, Approval, Profile string
 }
 
 // ErrRunning is returned when resuming a session that is already running here.
@@ -202,6 +205,7 @@ func (r *Runner) create(ctx context.Context, task Task) (*Session, error) {
 		Task: task.Prompt, SystemPrompt: r.cfg.SystemPrompt, Model: r.cfg.ModelName, Mode: mode,
 		Tools: r.cfg.Tools.Names(), Limits: limits, Workspace: task.Workspace, Labels: task.Labels,
 		Verify: task.Verify, Messages: task.Messages,
+		Endpoint: task.Endpoint, Approval: task.Approval, Profile: task.Profile,
 	}
 	started.Marker = r.cfg.Marker // ends a session in any mode
 	s := r.newSession(id, &State{Status: StatusIdle})

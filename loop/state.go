@@ -162,6 +162,9 @@ type State struct {
 	Workspace        string            `json:"workspace,omitempty"`
 	Labels           map[string]string `json:"labels,omitempty"`
 	Verify           []string          `json:"verify,omitempty"`
+	Endpoint         string            `json:"endpoint,omitempty"`
+	Approval         string            `json:"approval,omitempty"`
+	Profile          string            `json:"profile,omitempty"`
 	Limits           Limits            `json:"limits"`
 	Status           Status            `json:"status"`
 	CurrentIteration int               `json:"current_iteration"`
@@ -251,7 +254,7 @@ func (s *State) Apply(e Event) error {
 		s.ID = e.SessionID
 		s.Task, s.SystemPrompt, s.Model, s.Mode = d.Task, d.SystemPrompt, d.Model, d.Mode
 		s.Marker, s.Tools, s.Workspace, s.Labels, s.Limits = d.Marker, d.Tools, d.Workspace, d.Labels, d.Limits
-		s.Verify = d.Verify
+		s.Verify, s.Endpoint, s.Approval, s.Profile = d.Verify, d.Endpoint, d.Approval, d.Profile
 		s.MaxIterations = d.Limits.maxIterations()
 		s.Status = StatusRunning
 		s.StartedAt = e.Time

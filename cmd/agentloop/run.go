@@ -78,7 +78,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if env.protocol != "" {
 		labels = map[string]string{"protocol": env.protocol}
 	}
-	sess, err := env.runner.Start(ctx, loop.Task{Prompt: task, Messages: messages, Workspace: env.dir, Limits: &limits, Verify: o.verify, Labels: labels})
+	endpoint, approval, profile := o.recorded(env.profile)
+	sess, err := env.runner.Start(ctx, loop.Task{Prompt: task, Messages: messages, Workspace: env.dir, Limits: &limits, Verify: o.verify, Labels: labels,
+		Endpoint: endpoint, Approval: approval, Profile: profile})
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

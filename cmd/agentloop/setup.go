@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,6 +89,50 @@ func (o *sessionFlags) fromProfile(c *config.Config, p *config.Profile) {
 	o.pricesFile = c.Prices
 }
 
+// fromRecorded fills in what a stored session was started with and the
+// command line leaves unset: its endpoint, approval mode and profile, so
+// resuming or recovering it never sends it elsewhere or asks differently.
+func (o *sessionFlags) fromRecorded(st *loop.State) {
+	if o.baseURL == "" {
+		o.baseURL = st.Endpoint
+	}
+	if !o.set["yes"] && st.Approval == "auto" {
+		o.yes = true
+	}
+	if o.agent == "" {
+		o.agent = st.Profile
+	}
+}
+
+// recorded returns what run records of how the session is started: the
+// endpoint (without credentials), the approval mode and the profile.
+func (o *sessionFlags) recorded(prof *config.Profile) (endpoint, approval, profile string) {
+	endpoint = withoutCredentials(o.baseURL)
+	switch {
+	case o.yes:
+		approval = "auto"
+	case prof != nil:
+		approval, profile = "profile", prof.Name
+	default:
+		approval = "ask"
+	}
+	if prof != nil {
+		profile = prof.Name
+	}
+	return endpoint, approval, profile
+}
+
+// withoutCredentials drops a user and password from a URL: they must not
+// reach the log.
+func withoutCredentials(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}
+
 // onlyTools keeps the named tools, in the given order.
 func onlyTools(tools []tool.Tool, names []string) []tool.Tool {
 	by := map[string]tool.Tool{}
@@ -132,6 +177,9 @@ func openStore(path string) (*sqlite.Store, error) {
 // scripted model skips the replies it already played.
 func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.State) (*cliEnv, error) {
 	env := &cliEnv{interactive: isTerminal(os.Stdin) && isTerminal(os.Stderr)}
+	if st != nil {
+		o.fromRecorded(st)
+	}
 	cfgFile, prof, err := o.loadConfig()
 	if err != nil {
 		return nil, err

@@ -47,6 +47,7 @@ type Client struct {
 	timeouts Timeouts
 	retry    Retry
 	loopback bool
+	shownURL string // cfg.URL without credentials, for errors
 }
 
 // New returns a Client for cfg.
@@ -56,10 +57,15 @@ func New(cfg Config) *Client {
 	if c.hc == nil {
 		c.hc = newHTTPClient(c.timeouts.Connect)
 	}
+	c.shownURL = cfg.URL
 	if u, err := url.Parse(cfg.URL); err == nil {
 		host := u.Hostname()
 		ip := net.ParseIP(host)
 		c.loopback = host == "localhost" || (ip != nil && ip.IsLoopback())
+		if u.User != nil {
+			u.User = nil // a password in the base URL never reaches an error or the log
+			c.shownURL = u.String()
+		}
 	}
 	return c
 }
@@ -130,7 +136,7 @@ func (e *readError) Unwrap() error { return e.err }
 // Do POSTs body (JSON) for modelName, retrying as the policy allows, and
 // hands the first 2xx reply to handle.
 func (c *Client) Do(ctx context.Context, modelName string, body []byte, stream model.StreamFunc, handle Handler) (*model.Response, error) {
-	call := Call{Provider: c.cfg.Provider, URL: c.cfg.URL, Model: modelName}
+	call := Call{Provider: c.cfg.Provider, URL: c.shownURL, Model: modelName}
 	// The total limit is enforced by each attempt's own timer, so a call
 	// that succeeds at once needs no context of its own for it; a deadline
 	// context is made only before the first wait between attempts, which

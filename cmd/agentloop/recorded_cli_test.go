@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// A resumed session keeps the endpoint and approval mode it was started
+// with: resuming without --base-url and --yes still talks to the same
+// server and runs write tools without asking.
+func TestResumeKeepsEndpointAndApproval(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		n++
+		call := n
+		mu.Unlock()
+		if call <= 2 {
+			<-r.Context().Done() // the first two calls time out: the session pauses
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(delta, finish string) {
+			f := "null"
+			if finish != "" {
+				f = `"` + finish + `"`
+			}
+			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}]}\n\n", delta, f)
+		}
+		if call == 3 {
+			chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"write_file","arguments":"{\"path\":\"out.txt\",\"content\":\"hi\"}"}}]}`, "")
+			chunk(`{}`, "tool_calls")
+		} else {
+			chunk(`{"role":"assistant","content":"wrote out.txt"}`, "")
+			chunk(`{}`, "stop")
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	ws := t.TempDir()
+	c := newCLI(t)
+	c.env = append(c.env, "OPENAI_API_KEY=sk-test")
+	_, errOut, code := c.run("", "run", "--yes", "--model", "openai/gpt-test", "--base-url", "http://user:secret@"+strings.TrimPrefix(srv.URL, "http://")+"/v1",
+		"--model-timeout", "300ms", "--dir", ws, "write out.txt")
+	if code != exitPaused {
+		t.Fatalf("run: exit %d\n%s", code, errOut)
+	}
+	id := sessionID(t, c)
+	if events, _, _ := c.run("", "sessions", "show", "--events", id); strings.Contains(events, "secret") || !strings.Contains(events, `"approval":"auto"`) {
+		i := strings.Index(events, "\"endpoint\"")
+		t.Fatalf("recorded start: %s", events[max(i, 0):min(len(events), max(i, 0)+300)])
+	}
+	out, errOut, code := c.run("", "sessions", "resume", id)
+	if code != exitCompleted || !strings.Contains(out, "wrote out.txt") {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "out.txt")); err != nil || string(b) != "hi" {
+		t.Fatalf("out.txt: %q %v", b, err)
+	}
+}
