@@ -450,3 +450,24 @@ func TestEstimatedUsageIsRecounted(t *testing.T) {
 		t.Fatalf("usage %+v", st.Usage)
 	}
 }
+
+// The wrap-up call after the session's time limit is bounded too: a model
+// that never answers holds the end back by the grace (5 s at least, a tenth
+// of the limit), not by the 2-minute model call default.
+func TestWrapUpAfterTimeoutIsBounded(t *testing.T) {
+	e := newEnv()
+	m := scripted.Replies(scripted.Call("read_file", `{"path":"1"}`), scripted.Text("never").WithDelay(time.Hour))
+	slow := tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+		e.clock.Advance(time.Hour)
+		return tool.Result{Output: "slow"}, nil
+	})
+	r := e.runner(t, m, []tool.Tool{slow}, func(c *loop.Config) { c.Limits.Timeout = 3 * time.Second })
+	start := time.Now()
+	st := run(t, r, "x")
+	if st.Reason != loop.ReasonTimeout || time.Since(start) > time.Minute {
+		t.Fatalf("reason %s after %s", st.Reason, time.Since(start))
+	}
+	if len(st.Warnings) == 0 || st.Warnings[len(st.Warnings)-1].Code != "wrap_up_failed" {
+		t.Fatalf("warnings %+v", st.Warnings)
+	}
+}

@@ -426,12 +426,13 @@ func (s *Session) end(ctx context.Context, d Decision) error {
 		}
 	}
 	answer, partial := s.state.LastAnswer(), true
+	// No wrap-up past a budget: it would spend more.
 	if st.Limits.wrapUp() && st.InteractionCount > 0 && d.Reason != ReasonBudgetTokens && d.Reason != ReasonBudgetCost && ctx.Err() == nil {
 		s.emit(&MessageAdded{Role: model.RoleUser, Content: s.r.cfg.Texts.WrapUp(d.Reason), Kind: KindWrapUp})
 		if err := s.flush(ctx); err != nil {
 			return err
 		}
-		wctx, cancel := context.WithTimeout(ctx, wrapUpTimeout(st.Limits))
+		wctx, cancel := context.WithTimeout(ctx, s.wrapUpTimeout())
 		resp, dur, err := s.generate(wctx, &model.Request{Messages: st.Conversation})
 		cancel()
 		if err == nil {
@@ -452,11 +453,21 @@ func (s *Session) end(ctx context.Context, d Decision) error {
 	return s.flush(ctx)
 }
 
-func wrapUpTimeout(l Limits) time.Duration {
+// wrapUpTimeout bounds the wrap-up call: the model call limit (2 minutes
+// by default), and with a session time limit, the time left or a grace of
+// a tenth of the limit (at least 5 s), whichever is longer — so a session
+// that ran out of time still ends promptly.
+func (s *Session) wrapUpTimeout() time.Duration {
+	l := s.state.Limits
+	d := 2 * time.Minute
 	if l.ModelCallTimeout > 0 {
-		return l.ModelCallTimeout
+		d = l.ModelCallTimeout
 	}
-	return 2 * time.Minute
+	if l.Timeout > 0 {
+		left := s.state.StartedAt.Add(l.Timeout).Sub(s.r.cfg.Clock())
+		d = min(d, max(left, l.Timeout/10, 5*time.Second))
+	}
+	return d
 }
 
 // endTerminated records a termination: open calls get results, the open

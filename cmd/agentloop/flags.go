@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -103,6 +104,12 @@ func (o *sessionFlags) check() error {
 	}
 	if o.maxIterations < 0 || o.numCtx < 0 || o.contextWindow < 0 || o.budgetTokens < 0 || o.budgetUSD < 0 || o.budgetTools < 0 || o.maxPerTurn < 0 || o.noProgress < 0 {
 		return fmt.Errorf("limits cannot be negative")
+	}
+	if math.IsNaN(o.budgetUSD) || math.IsInf(o.budgetUSD, 0) {
+		return fmt.Errorf("--budget-usd %v: give a number of US dollars, e.g. 0.50", o.budgetUSD)
+	}
+	if o.timeout < 0 || o.modelTimeout < 0 || o.toolTimeout < 0 {
+		return fmt.Errorf("timeouts cannot be negative (0 means the default)")
 	}
 	switch o.mode {
 	case "tools", "flash":

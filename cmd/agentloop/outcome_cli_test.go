@@ -182,3 +182,39 @@ func TestModelTimeoutRetriesThenPauses(t *testing.T) {
 		t.Fatalf("%d calls, want 2 (one retry)", calls)
 	}
 }
+
+// Numeric flags refuse values that make no sense, with a usage error.
+func TestNumericFlagsRefuseNonsense(t *testing.T) {
+	c := newCLI(t)
+	for _, args := range [][]string{
+		{"--budget-usd", "NaN"}, {"--budget-usd", "-1"}, {"--budget-usd", "+Inf"},
+		{"--timeout", "-1s"}, {"--model-timeout", "-5s"}, {"--max-iterations", "-3"}, {"--num-ctx", "-1"},
+	} {
+		_, errOut, code := c.run("", append(append([]string{"run"}, args...), "task")...)
+		if code != exitUsage || errOut == "" {
+			t.Errorf("%v: exit %d %q", args, code, errOut)
+		}
+	}
+}
+
+// The session database and the directory made for it are the user's alone.
+func TestDatabaseIsPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state", "agentloop")
+	c := &cli{t: t, db: filepath.Join(dir, "sessions.db")}
+	script := writeSteps(t, `{"text":"hi"}`)
+	if _, errOut, code := c.run("", "run", "--model", "script:"+script, "--dir", t.TempDir(), "say hi"); code != exitCompleted {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	for path, want := range map[string]os.FileMode{dir: 0o700, c.db: 0o600} {
+		info, err := os.Stat(path)
+		if err != nil || info.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want %v", path, info.Mode().Perm(), err, want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if info, _ := e.Info(); info.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is %v", e.Name(), info.Mode().Perm())
+		}
+	}
+}

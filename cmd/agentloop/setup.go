@@ -158,16 +158,23 @@ func (e *cliEnv) hasWriteTools() bool {
 	return false
 }
 
-// openStore opens the session database, creating its directory.
+// openStore opens the session database, creating its directory. Sessions
+// hold tasks, code and tool output: the files are the user's alone (0600
+// in a 0700 directory it creates).
 func openStore(path string) (*sqlite.Store, error) {
 	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("cannot create the directory for the session database %s: %w (set --db or AGENTLOOP_DB)", path, err)
 		}
 	}
 	st, err := sqlite.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening session database %s: %w", path, err)
+	}
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		if info, err := os.Stat(f); err == nil && info.Mode().Perm()&0o077 != 0 {
+			_ = os.Chmod(f, 0o600) // SQLite gives its -wal and -shm files the database's mode
+		}
 	}
 	return st, nil
 }
