@@ -106,7 +106,7 @@ func (p *progress) delta(_ string, d model.Delta) {
 }
 
 func (p *progress) statusLocked(s string) {
-	p.activity = s
+	p.activity = safeText(s)
 	if !p.tty || p.quiet {
 		return
 	}
@@ -127,7 +127,7 @@ func (p *progress) line(s string) {
 		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.lastLen))
 		p.lastLen = 0
 	}
-	fmt.Fprintf(p.w, "%s %s\n", time.Now().Format("15:04:05"), s)
+	fmt.Fprintf(p.w, "%s %s\n", time.Now().Format("15:04:05"), safeText(s))
 	if p.tty && p.activity != "" && p.step > 0 {
 		p.draw()
 	}

@@ -119,7 +119,7 @@ func follow(ctx context.Context, env *cliEnv, sess *loop.Session, after int64, s
 			continue
 		}
 		if st.Status == loop.StatusWaiting && st.Reason == loop.ReasonConfirmation && env.interactive && ctx.Err() == nil {
-			fmt.Fprintf(stderr, "\n%s\n%s\n> ", st.LastAnswer(), st.Question)
+			fmt.Fprintf(stderr, "\n%s\n%s\n> ", safeText(st.LastAnswer()), safeText(st.Question))
 			line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
 			next, err := env.runner.Reply(ctx, st.ID, strings.TrimSpace(line))
 			if err != nil {
@@ -134,7 +134,7 @@ func follow(ctx context.Context, env *cliEnv, sess *loop.Session, after int64, s
 
 func askApproval(ctx context.Context, env *cliEnv, st *loop.State, stderr io.Writer) (*loop.Session, error) {
 	p := st.PendingApprovals[0]
-	fmt.Fprintf(stderr, "\nThe model wants to run %s with %s\nAllow? [y]es / [n]o / [e]dit arguments: ", p.Name, string(p.Input))
+	fmt.Fprintf(stderr, "\nThe model wants to run %s with %s\nAllow? [y]es / [n]o / [e]dit arguments: ", safeText(p.Name), safeText(string(p.Input)))
 	in := bufio.NewReader(os.Stdin)
 	answer, _ := in.ReadString('\n')
 	d := loop.ApprovalDecision{CallID: p.CallID, ArgsHash: p.ArgsHash}
@@ -167,7 +167,7 @@ func report(st *loop.State, env *cliEnv, stdout, stderr io.Writer, jsonOut bool)
 	}
 	switch st.Status {
 	case loop.StatusPaused, loop.StatusWaiting:
-		fmt.Fprintf(stderr, "\nSession %s is %s (%s). %s\n", st.ID, st.Status, st.Reason, firstNonEmpty(st.Question, st.Detail))
+		fmt.Fprintf(stderr, "\nSession %s is %s (%s). %s\n", st.ID, st.Status, st.Reason, safeText(firstNonEmpty(st.Question, st.Detail)))
 		switch {
 		case len(st.PendingApprovals) > 0:
 			p := st.PendingApprovals[0]
@@ -180,7 +180,7 @@ func report(st *loop.State, env *cliEnv, stdout, stderr io.Writer, jsonOut bool)
 		return exitPaused
 	}
 	if !jsonOut && st.Answer != "" {
-		fmt.Fprintln(w, st.Answer)
+		fmt.Fprintln(w, safeText(st.Answer))
 	}
 	if env != nil && len(st.Modified) > 0 {
 		fmt.Fprintf(stderr, "\nFiles changed: %s\n", strings.Join(changedPaths(st), ", "))

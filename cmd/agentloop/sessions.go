@@ -133,7 +133,7 @@ func sessionsShow(args []string, stdout, stderr io.Writer) int {
 	case *jsonOut:
 		return printJSON(stdout, withExitCode(state))
 	}
-	showState(stdout, state)
+	showState(safeWriter{stdout}, state)
 	return 0
 }
 
