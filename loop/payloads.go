@@ -59,11 +59,14 @@ type ModelResponded struct {
 
 // ModelFailed records a model call that failed after the provider's retries.
 type ModelFailed struct {
-	Iteration  int    `json:"iteration"`
-	Error      string `json:"error"`
-	Retryable  bool   `json:"retryable,omitempty"`
-	Timeout    bool   `json:"timeout,omitempty"`
-	DurationMS int64  `json:"duration_ms"`
+	Iteration int    `json:"iteration"`
+	Error     string `json:"error"`
+	Retryable bool   `json:"retryable,omitempty"`
+	Timeout   bool   `json:"timeout,omitempty"`
+	// Malformed: the provider's reply could not be read (garbage, an HTML
+	// page, a stream cut short) — a provider fault, tried again.
+	Malformed  bool  `json:"malformed,omitempty"`
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // ToolStarted is made durable before a tool runs.

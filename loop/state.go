@@ -127,9 +127,9 @@ type Iteration struct {
 	Responded bool `json:"-"`
 	// Correction is true when this iteration ended with a correction request.
 	Correction bool `json:"-"`
-	// Timeouts counts the model calls of this iteration that timed out
-	// since it started or a person resumed the session.
-	Timeouts int `json:"-"`
+	// Faults counts the model calls of this iteration that timed out or
+	// got an unreadable reply, since it started or a person resumed.
+	Faults int `json:"-"`
 }
 
 // PendingApproval is a tool call waiting for a person's decision.
@@ -296,8 +296,8 @@ func (s *State) Apply(e Event) error {
 		s.LastInteractionAt = e.Time
 		if it := s.current(); it != nil {
 			it.Error = d.Error
-			if d.Timeout {
-				it.Timeouts++
+			if d.Timeout || d.Malformed {
+				it.Faults++
 			}
 		}
 	case *ToolStarted:
@@ -407,7 +407,7 @@ func (s *State) Apply(e Event) error {
 	case *SessionResumed:
 		s.Status, s.Reason, s.Detail, s.Question = StatusRunning, "", "", ""
 		if it := s.current(); it != nil {
-			it.Timeouts = 0 // a person resumed: the retry budget starts again
+			it.Faults = 0 // a person resumed: the retry budget starts again
 		}
 	case *Warning:
 		s.Warnings = append(s.Warnings, *d)

@@ -301,14 +301,19 @@ func (s *Session) modelFailed(ctx context.Context, err error, dur time.Duration)
 	sessionTimeout := errors.Is(err, errSessionTimeout)
 	timeout := errors.Is(err, errModelCallTimeout) || sessionTimeout || errors.Is(err, model.ErrTimeout)
 	retryable := errors.Is(err, model.ErrRetryable)
-	s.emit(&ModelFailed{Iteration: st.CurrentIteration, Error: err.Error(), Retryable: retryable, Timeout: timeout, DurationMS: dur.Milliseconds()})
+	malformed := errors.Is(err, model.ErrMalformed)
+	s.emit(&ModelFailed{Iteration: st.CurrentIteration, Error: err.Error(), Retryable: retryable, Timeout: timeout, Malformed: malformed, DurationMS: dur.Milliseconds()})
+	fault := (timeout && !sessionTimeout) || malformed
 	switch {
-	case timeout && !sessionTimeout && st.current().Timeouts < 2:
-		// A call that timed out is made once more.
-		s.emit(&Warning{Code: "model_timeout_retry", Message: "the model call timed out; trying once more: " + err.Error()})
+	case fault && st.current().Faults < 2:
+		// A call that timed out or got an unreadable reply is made once more.
+		s.emit(&Warning{Code: "model_call_retry", Message: "the model call failed (" + err.Error() + "); trying once more"})
 		return s.flush(ctx)
-	case timeout && !sessionTimeout:
+	case fault && timeout:
 		s.emit(&SessionPaused{Reason: ReasonModelTimeout, Detail: "the model call timed out twice in a row (" + err.Error() + "); resume the session to try again, with a larger --model-timeout for a slow model"})
+		return s.flush(ctx)
+	case fault:
+		s.emit(&SessionPaused{Reason: ReasonModelError, Detail: "the provider sent an unreadable reply twice in a row (" + err.Error() + "); check --base-url and the server, then resume the session"})
 		return s.flush(ctx)
 	case retryable:
 		s.emit(&SessionPaused{Reason: ReasonModelError, Detail: "the model kept failing: " + err.Error() + " — resume the session to retry"})

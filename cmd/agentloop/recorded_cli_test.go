@@ -67,3 +67,52 @@ func TestResumeKeepsEndpointAndApproval(t *testing.T) {
 		t.Fatalf("out.txt: %q %v", b, err)
 	}
 }
+
+// A malformed reply is a provider fault: tried again, then the session
+// pauses (resumable) instead of failing for good.
+func TestMalformedRepliesPauseTheSession(t *testing.T) {
+	for name, bad := range map[string]func(w http.ResponseWriter){
+		"an HTML page with status 200": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, "<html><body>Welcome to nginx!</body></html>")
+		},
+		"garbage SSE": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {not json\n\n")
+		},
+		"a stream with no finish and no [DONE]": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"par\"},\"finish_reason\":null}]}\n\n")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var mu sync.Mutex
+			healthy := false
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				mu.Lock()
+				ok := healthy
+				mu.Unlock()
+				if !ok {
+					bad(w)
+					return
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprint(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"fine now\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+			}))
+			t.Cleanup(srv.Close)
+			c := newCLI(t)
+			_, errOut, code := c.run("", "run", "--model", "openai/gpt-test", "--base-url", srv.URL+"/v1", "--api-key", "k", "--dir", t.TempDir(), "x")
+			if code != exitPaused || !strings.Contains(errOut, "paused (model_error)") {
+				t.Fatalf("exit %d\n%s", code, errOut)
+			}
+			mu.Lock()
+			healthy = true
+			mu.Unlock()
+			out, errOut, code := c.run("", "sessions", "resume", "--api-key", "k", sessionID(t, c))
+			if code != exitCompleted || !strings.Contains(out, "fine now") {
+				t.Fatalf("resume: exit %d\n%s\n%s", code, out, errOut)
+			}
+		})
+	}
+}

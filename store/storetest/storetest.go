@@ -109,7 +109,7 @@ func AllPayloads(sessionID string) []loop.Event {
 			Usage:        model.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 5, CacheWriteTokens: 7},
 			CostUSD:      0.0123, DurationMS: 1500, Format: "hermes", WrapUp: true,
 		},
-		&loop.ModelFailed{Iteration: 1, Error: "HTTP 503", Retryable: true, Timeout: true, DurationMS: 30000},
+		&loop.ModelFailed{Iteration: 1, Error: "HTTP 503", Retryable: true, Timeout: true, Malformed: true, DurationMS: 30000},
 		&loop.ToolStarted{Iteration: 1, CallID: "c1", Name: "read_file", Input: json.RawMessage(`{"path":"a.go"}`)},
 		&loop.ToolFinished{
 			Iteration: 1, CallID: "c1", Name: "read_file", Output: "package a\n", IsError: true, DurationMS: 3,
