@@ -22,42 +22,57 @@ const (
 //
 // usually wrapped in <｜tool▁calls▁begin｜>…<｜tool▁calls▁end｜>.
 func (p *parser) parseDeepSeek() *outcome {
-	if !p.contains(dsCallBegin) {
+	sep := p.finder(dsSep)
+	return p.markedCalls(callMarkers{dsCallsBegin, dsCallsEnd, dsCallBegin, dsCallEnd}, func(o *outcome, lo, hi int, atEOF bool) {
+		p.deepseekCall(o, sep, lo, hi, atEOF)
+	})
+}
+
+// callMarkers are the special tokens of a family that writes each call
+// between begin and end markers, the calls inside an optional section.
+type callMarkers struct{ sectionBegin, sectionEnd, callBegin, callEnd string }
+
+// markedCalls walks every run of calls delimited by m, passing the body
+// [lo, hi) of each call to read (atEOF: the reply ended inside it), and
+// cuts the runs, with their section markers, out of the content. A call
+// without its end marker ends at the next call, the section's end or the
+// end of the reply.
+func (p *parser) markedCalls(m callMarkers, read func(o *outcome, lo, hi int, atEOF bool)) *outcome {
+	if !p.contains(m.callBegin) {
 		return nil
 	}
 	o := &outcome{}
 	text := p.text
-	begin, end := p.finder(dsCallBegin), p.finder(dsCallEnd)
-	wrapBegin, wrapEnd := p.finder(dsCallsBegin), p.finder(dsCallsEnd)
-	sep := p.finder(dsSep)
+	begin, end := p.finder(m.callBegin), p.finder(m.callEnd)
+	secBegin, secEnd := p.finder(m.sectionBegin), p.finder(m.sectionEnd)
 	for pos := 0; pos < len(text); {
 		cb := begin.next(pos)
 		if cb < 0 {
 			break
 		}
 		regionStart := cb
-		if w := wrapBegin.before(pos, cb); w >= 0 {
-			regionStart = w
+		if s := secBegin.before(pos, cb); s >= 0 {
+			regionStart = s
 		}
 		i := cb
 		n := len(o.calls)
-		for strings.HasPrefix(text[i:], dsCallBegin) {
-			bodyStart := i + len(dsCallBegin)
+		for strings.HasPrefix(text[i:], m.callBegin) {
+			bodyStart := i + len(m.callBegin)
 			bodyEnd, after := len(text), len(text)
 			if e := end.next(bodyStart); e >= 0 {
-				bodyEnd, after = e, e+len(dsCallEnd)
+				bodyEnd, after = e, e+len(m.callEnd)
 			}
-			if n := begin.before(bodyStart, bodyEnd); n >= 0 {
-				bodyEnd, after = n, n
+			if nb := begin.before(bodyStart, bodyEnd); nb >= 0 {
+				bodyEnd, after = nb, nb
 			}
-			if w := wrapEnd.before(bodyStart, bodyEnd); w >= 0 {
-				bodyEnd, after = w, w
+			if se := secEnd.before(bodyStart, bodyEnd); se >= 0 {
+				bodyEnd, after = se, se
 			}
-			p.deepseekCall(o, sep, bodyStart, bodyEnd, after == len(text))
+			read(o, bodyStart, bodyEnd, after == len(text))
 			i = p.skipSpace(after, len(text))
 		}
-		if strings.HasPrefix(text[i:], dsCallsEnd) {
-			i += len(dsCallsEnd)
+		if strings.HasPrefix(text[i:], m.sectionEnd) {
+			i += len(m.sectionEnd)
 		}
 		if len(o.calls) > n {
 			o.cuts = append(o.cuts, span{regionStart, i})

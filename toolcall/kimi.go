@@ -18,52 +18,10 @@ const (
 // A call cut off at the end of the reply is decoded with its open braces
 // closed; one without an argument marker is reported.
 func (p *parser) parseKimi() *outcome {
-	if !p.contains(kimiCallBegin) {
-		return nil
-	}
-	o := &outcome{}
-	text := p.text
-	begin, end := p.finder(kimiCallBegin), p.finder(kimiCallEnd)
-	secBegin, secEnd := p.finder(kimiSectionBegin), p.finder(kimiSectionEnd)
 	argBegin := p.finder(kimiArgBegin)
-	for pos := 0; pos < len(text); {
-		cb := begin.next(pos)
-		if cb < 0 {
-			break
-		}
-		regionStart := cb
-		if s := secBegin.before(pos, cb); s >= 0 {
-			regionStart = s
-		}
-		i := cb
-		n := len(o.calls)
-		for strings.HasPrefix(text[i:], kimiCallBegin) {
-			bodyStart := i + len(kimiCallBegin)
-			bodyEnd, after := len(text), len(text)
-			if e := end.next(bodyStart); e >= 0 {
-				bodyEnd, after = e, e+len(kimiCallEnd)
-			}
-			if nb := begin.before(bodyStart, bodyEnd); nb >= 0 {
-				bodyEnd, after = nb, nb
-			}
-			if se := secEnd.before(bodyStart, bodyEnd); se >= 0 {
-				bodyEnd, after = se, se
-			}
-			p.kimiCall(o, argBegin, bodyStart, bodyEnd, after == len(text))
-			i = p.skipSpace(after, len(text))
-		}
-		if strings.HasPrefix(text[i:], kimiSectionEnd) {
-			i += len(kimiSectionEnd)
-		}
-		if len(o.calls) > n {
-			o.cuts = append(o.cuts, span{regionStart, i})
-		}
-		pos = i
-	}
-	if len(o.calls) == 0 && len(o.problems) == 0 && len(o.unmatched) == 0 {
-		return nil
-	}
-	return o
+	return p.markedCalls(callMarkers{kimiSectionBegin, kimiSectionEnd, kimiCallBegin, kimiCallEnd}, func(o *outcome, lo, hi int, atEOF bool) {
+		p.kimiCall(o, argBegin, lo, hi, atEOF)
+	})
 }
 
 // kimiCall reads one call from the body [lo, hi) of a call marker.
