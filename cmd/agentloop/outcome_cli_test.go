@@ -218,3 +218,22 @@ func TestDatabaseIsPrivate(t *testing.T) {
 		}
 	}
 }
+
+// Deeply nested tool arguments do not blow up --json output: past a depth
+// the JSON is printed compact (it was indented: 10 KB became 50 MB).
+func TestJSONOfDeeplyNestedArgumentsStaysSmall(t *testing.T) {
+	args := `{"a":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}`
+	c := newCLI(t)
+	script := writeSteps(t, `{"tool_calls":[{"name":"read_file","arguments":`+args+`}]}`, `{"text":"ok"}`)
+	if _, errOut, code := c.run("", "run", "--model", "script:"+script, "--dir", t.TempDir(), "x"); code != exitCompleted {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	out, _, code := c.run("", "sessions", "show", "--json", sessionID(t, c))
+	if code != 0 || len(out) > 100_000 || !json.Valid([]byte(out)) {
+		t.Fatalf("exit %d, %d bytes, valid %v", code, len(out), json.Valid([]byte(out)))
+	}
+	// Ordinary output stays indented for people.
+	if small, _, _ := c.run("", "sessions", "list", "--json"); !strings.Contains(small, "\n  {") {
+		t.Fatalf("not indented: %.200s", small)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -245,13 +246,48 @@ func truncate(s string, n int) string {
 	return s[:n] + fmt.Sprintf("\n[… %d more bytes; see --json]", len(s)-n)
 }
 
+// printJSON prints v as indented JSON, or compact when it nests deeper
+// than maxIndentDepth: indentation grows with depth, so a model's deeply
+// nested tool arguments would otherwise turn kilobytes into megabytes.
 func printJSON(w io.Writer, v any) int {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return exitFailed
+	}
+	if nesting(b) <= maxIndentDepth {
+		var buf bytes.Buffer
+		if json.Indent(&buf, b, "", "  ") == nil {
+			b = buf.Bytes()
+		}
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
 		return exitFailed
 	}
 	return 0
+}
+
+const maxIndentDepth = 32
+
+// nesting returns the deepest nesting of objects and arrays in valid JSON.
+func nesting(b []byte) int {
+	depth, deepest, inStr, esc := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case c == '"':
+			inStr = !inStr
+		case inStr:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // continueSession rebuilds a runner for a stored session and runs act
