@@ -37,6 +37,7 @@ var ErrSeqConflict = errors.New("event sequence conflict")
 // Summary is the one-line view of a session that stores keep for listing.
 type Summary struct {
 	ID        string     `json:"id"`
+	Tenant    string     `json:"tenant,omitempty"`
 	Task      string     `json:"task"`
 	Model     string     `json:"model,omitempty"`
 	Status    Status     `json:"status"`
@@ -57,7 +58,7 @@ func (s *Summary) Apply(e Event) {
 	s.UpdatedAt = e.Time
 	switch d := e.Data.(type) {
 	case *SessionStarted:
-		s.Task, s.Model, s.Status, s.CreatedAt = d.Task, d.Model, StatusRunning, e.Time
+		s.Task, s.Model, s.Status, s.CreatedAt, s.Tenant = d.Task, d.Model, StatusRunning, e.Time, d.Tenant
 	case *IterationStarted:
 		s.Iteration = d.N
 	case *ModelResponded:

@@ -33,6 +33,22 @@ type SessionStarted struct {
 	Endpoint string `json:"endpoint,omitempty"`
 	Approval string `json:"approval,omitempty"`
 	Profile  string `json:"profile,omitempty"`
+	// Tenant owns the session: listing, watching and controlling it are
+	// limited to callers of that tenant. Empty is the local tenant.
+	Tenant string `json:"tenant,omitempty"`
+	// Protocol is the protocol file the session follows, when it has one.
+	Protocol string `json:"protocol,omitempty"`
+	// ModelOptions are the provider settings the session runs with
+	// (never credentials), so it runs the same way wherever it resumes.
+	ModelOptions *ModelOptions `json:"model_options,omitempty"`
+}
+
+// ModelOptions are provider settings recorded with a session.
+type ModelOptions struct {
+	// NumCtx is Ollama's context window (options.num_ctx).
+	NumCtx int `json:"num_ctx,omitempty"`
+	// StreamTools streams Ollama replies even when tools are offered.
+	StreamTools bool `json:"stream_tools,omitempty"`
 }
 
 // IterationStarted opens iteration N (1-indexed).
