@@ -62,7 +62,7 @@ const KindProtocol MessageKind = "protocol"
 // gateAnswer runs the gate on a final answer; accepted reports whether the
 // session may end.
 func (s *Session) gateAnswer(ctx context.Context, answer string) (accepted bool) {
-	g := s.r.cfg.Gate
+	g := s.env.Gate
 	if g == nil {
 		return true
 	}

@@ -36,13 +36,21 @@ const (
 	PolicyDeny Policy = "deny"
 )
 
-// Config is everything a Runner needs. Model and Log are required.
+// Config is everything a Runner needs: Log, and either Resolve or Model.
+//
+// Model, Tools, Gate, Verifier, Approval, Context and SystemPrompt are the
+// Env of every session when Resolve is nil — the few lines an embedding
+// program needs. With Resolve, each session gets the Env its recorded spec
+// resolves to, and those fields are ignored.
 type Config struct {
 	Model model.Model
-	// ModelName is recorded in the log and used for prices.
+	// ModelName is recorded in the log and used for prices, for sessions
+	// whose Task names no model.
 	ModelName string
 	Tools     *tool.Registry
 	Log       Log
+	// Resolve builds each session's Env from its session.started.
+	Resolve Resolver
 
 	SystemPrompt string
 	Mode         Mode
@@ -90,8 +98,8 @@ type Runner struct {
 
 // New checks the config and returns a Runner.
 func New(cfg Config) (*Runner, error) {
-	if cfg.Model == nil {
-		return nil, errors.New("loop: Config.Model is required")
+	if cfg.Model == nil && cfg.Resolve == nil {
+		return nil, errors.New("loop: Config.Model (or Config.Resolve) is required")
 	}
 	if cfg.Log == nil {
 		return nil, errors.New("loop: Config.Log is required (use store/memory for a throwaway log)")
@@ -139,6 +147,14 @@ type Task struct {
 	// Endpoint, Approval and Profile are recorded so the session can be
 	// resumed the way it was started (see SessionStarted).
 	Endpoint, Approval, Profile string
+	// Model (PROVIDER/NAME), Mode and SystemPrompt override the runner's
+	// when set; Tenant, Protocol and ModelOptions are recorded as given.
+	Model        string
+	Mode         Mode
+	SystemPrompt string
+	Tenant       string
+	Protocol     string
+	ModelOptions *ModelOptions
 }
 
 // ErrRunning is returned when resuming a session that is already running here.
@@ -191,29 +207,45 @@ func (r *Runner) create(ctx context.Context, task Task) (*Session, error) {
 		limits = *task.Limits
 	}
 	mode := r.cfg.Mode
+	if task.Mode != "" {
+		mode = task.Mode
+	}
 	if mode == ModeSingleShot {
 		// One call: its reply is the answer, and there is nothing to wrap up.
 		off := false
 		limits.MaxIterations, limits.WrapUp = 1, &off
 	}
 	limits.MaxIterations = limits.maxIterations()
-	if mode == ModeTools && len(r.cfg.Tools.Names()) == 0 && limits.MaxIterations > 1 {
-		// Without tools a multi-step session can only reason.
-		mode = ModeSelfReasoning
-	}
 	started := &SessionStarted{
-		Task: task.Prompt, SystemPrompt: r.cfg.SystemPrompt, Model: r.cfg.ModelName, Mode: mode,
-		Tools: r.cfg.Tools.Names(), Limits: limits, Workspace: task.Workspace, Labels: task.Labels,
+		Task: task.Prompt, SystemPrompt: firstSet(task.SystemPrompt, r.cfg.SystemPrompt), Model: firstSet(task.Model, r.cfg.ModelName), Mode: mode,
+		Limits: limits, Workspace: task.Workspace, Labels: task.Labels,
 		Verify: task.Verify, Messages: task.Messages,
 		Endpoint: task.Endpoint, Approval: task.Approval, Profile: task.Profile,
+		Tenant: task.Tenant, Protocol: task.Protocol, ModelOptions: task.ModelOptions,
 	}
 	started.Marker = r.cfg.Marker // ends a session in any mode
+	// The spec resolves before anything is recorded: a session whose model
+	// or tools cannot be had here is refused, not left half-started.
 	s := r.newSession(id, &State{Status: StatusIdle})
+	env, err := r.resolve(ctx, id, started, specState(id, started, r.cfg.Clock()))
+	if err != nil {
+		return nil, err
+	}
+	s.env, s.spec = env, started
+	started.Tools = env.Tools.Names()
+	if started.SystemPrompt == "" {
+		started.SystemPrompt = env.SystemPrompt
+	}
+	if started.Mode == ModeTools && len(started.Tools) == 0 && limits.MaxIterations > 1 {
+		// Without tools a multi-step session can only reason.
+		started.Mode = ModeSelfReasoning
+	}
 	if err := r.claim(s); err != nil {
+		s.closeEnv()
 		return nil, err
 	}
 	s.emit(started)
-	if g := r.cfg.Gate; g != nil {
+	if g := s.env.Gate; g != nil {
 		for _, p := range g.Start(s.state) {
 			s.emit(p)
 		}
@@ -225,12 +257,29 @@ func (r *Runner) create(ctx context.Context, task Task) (*Session, error) {
 	return s, nil
 }
 
+// specState is the state of a session right after started: what a
+// resolver sees of a new session.
+func specState(id string, started *SessionStarted, at time.Time) *State {
+	st := &State{Status: StatusIdle}
+	_ = st.Apply(NewEvent(id, 1, at, started)) // a first session.started always applies
+	return st
+}
+
+func firstSet(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
 // Resume continues a stopped session from its log: a paused or waiting
 // session is resumed; a running one (left behind by a crash) is recovered.
 // Tool calls a crash interrupted are re-run only when the tool is
 // idempotent; otherwise the model is told their outcome is unknown.
 func (r *Runner) Resume(ctx context.Context, id string, note string) (*Session, error) {
-	return r.resume(ctx, id, func(st *State) ([]Payload, error) {
+	return r.resume(ctx, id, func(s *Session, st *State) ([]Payload, error) {
 		if st.Status == StatusPaused || st.Status == StatusWaiting {
 			if len(st.PendingApprovals) > 0 {
 				return nil, fmt.Errorf("session %s is waiting for approval of %s (call %s): approve or deny it first", id, st.PendingApprovals[0].Name, st.PendingApprovals[0].CallID)
@@ -247,7 +296,7 @@ func (r *Runner) Reply(ctx context.Context, id, text string) (*Session, error) {
 	if text == "" {
 		return nil, errors.New("loop: the reply is empty")
 	}
-	return r.resume(ctx, id, func(st *State) ([]Payload, error) {
+	return r.resume(ctx, id, func(s *Session, st *State) ([]Payload, error) {
 		if st.Status != StatusWaiting && st.Status != StatusPaused {
 			return nil, fmt.Errorf("session %s is %s; only a paused or waiting session takes a reply", id, st.Status)
 		}
@@ -255,7 +304,12 @@ func (r *Runner) Reply(ctx context.Context, id, text string) (*Session, error) {
 			return nil, fmt.Errorf("session %s is waiting for approval of %s, not for a reply: approve or deny it", id, st.PendingApprovals[0].Name)
 		}
 		out := []Payload{&MessageAdded{Role: model.RoleUser, Content: text, Kind: KindUser}}
-		if g := r.cfg.Gate; g != nil && st.Status == StatusWaiting && st.Reason == ReasonConfirmation {
+		if st.Status == StatusWaiting && st.Reason == ReasonConfirmation {
+			if err := s.needEnv(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if g := s.envGate(); g != nil && st.Status == StatusWaiting && st.Reason == ReasonConfirmation {
 			d := g.Reply(ctx, st, text)
 			out = append(out, d.Events...)
 			if d.Accept {
@@ -280,7 +334,7 @@ type ApprovalDecision struct {
 // Decide records a decision on a pending approval and resumes the session
 // once nothing else is pending.
 func (r *Runner) Decide(ctx context.Context, id string, d ApprovalDecision) (*Session, error) {
-	return r.resume(ctx, id, func(st *State) ([]Payload, error) {
+	return r.resume(ctx, id, func(s *Session, st *State) ([]Payload, error) {
 		var p *PendingApproval
 		for i := range st.PendingApprovals {
 			if st.PendingApprovals[i].CallID == d.CallID {
@@ -301,7 +355,7 @@ func (r *Runner) Decide(ctx context.Context, id string, d ApprovalDecision) (*Se
 	})
 }
 
-func (r *Runner) resume(ctx context.Context, id string, prepare func(*State) ([]Payload, error)) (*Session, error) {
+func (r *Runner) resume(ctx context.Context, id string, prepare func(*Session, *State) ([]Payload, error)) (*Session, error) {
 	events, err := r.cfg.Log.Load(ctx, id)
 	if err != nil {
 		return nil, err
@@ -314,10 +368,11 @@ func (r *Runner) resume(ctx context.Context, id string, prepare func(*State) ([]
 		return nil, fmt.Errorf("session %s: %w (%s, %s)", id, ErrFinished, st.Status, st.Reason)
 	}
 	s := r.newSession(id, st)
+	s.spec, _ = events[0].Data.(*SessionStarted)
 	if err := r.claim(s); err != nil {
 		return nil, err
 	}
-	extra, err := prepare(st)
+	extra, err := prepare(s, st)
 	if err != nil {
 		r.release(s)
 		return nil, err
@@ -330,10 +385,16 @@ func (r *Runner) resume(ctx context.Context, id string, prepare func(*State) ([]
 		return nil, err
 	}
 	if s.state.Status == StatusWaiting || s.state.Status == StatusPaused {
-		// Still waiting (more approvals pending): nothing to run.
+		// Still waiting (more approvals pending): nothing to run, and no
+		// model needed.
 		r.release(s)
 		close(s.done)
 		return s, nil
+	}
+	if err := s.needEnv(ctx); err != nil {
+		// Recorded, but it cannot run here: it stays resumable.
+		r.release(s)
+		return nil, err
 	}
 	s.launch(ctx)
 	return s, nil
@@ -363,4 +424,5 @@ func (r *Runner) release(s *Session) {
 		delete(r.live, s.id)
 	}
 	r.mu.Unlock()
+	s.closeEnv()
 }

@@ -9,8 +9,12 @@ import (
 
 // Session is a handle on a session running in this process.
 type Session struct {
-	r     *Runner
-	id    string
+	r  *Runner
+	id string
+	// spec is what session.started recorded; env what it resolved to
+	// here (nil until the session needs to run).
+	spec  *SessionStarted
+	env   *Env
 	state *State // owned by the session goroutine until done is closed
 	stop  StopCondition
 	buf   []Event

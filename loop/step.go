@@ -129,7 +129,7 @@ func (s *Session) callModel(ctx context.Context) error {
 	// Request.Model stays empty: the client sends the bare name it was
 	// opened with; st.Model is the recorded PROVIDER/NAME spec, which no
 	// provider accepts on the wire.
-	req := &model.Request{Messages: withContext(st, cfg.Context), Tools: cfg.Tools.Specs()}
+	req := &model.Request{Messages: withContext(st, s.env.Context), Tools: s.env.Tools.Specs()}
 	resp, dur, err := s.generate(ctx, req)
 	if err != nil {
 		return s.modelFailed(ctx, err, dur)
@@ -188,7 +188,7 @@ func (s *Session) textReply(ctx context.Context, text string, rec Recovered) err
 			s.emit(&MessageAdded{Role: model.RoleUser, Content: t.Continue(st.Marker), Kind: KindContinue})
 		}
 		return nil // the limit ends it, with the reasoning so far as a partial answer
-	case s.r.cfg.Gate == nil && st.Plan != nil && planPending(st.Plan) && s.planContinuations() < 3 && st.CurrentIteration < st.MaxIterations:
+	case s.env.Gate == nil && st.Plan != nil && planPending(st.Plan) && s.planContinuations() < 3 && st.CurrentIteration < st.MaxIterations:
 		s.emit(&Warning{Code: "prose_with_pending_plan", Message: "the model answered without a tool call while its plan has pending steps; continuing"})
 		s.emit(&MessageAdded{Role: model.RoleUser, Content: t.PlanContinue(st.Plan), Kind: KindContinue})
 		return nil
@@ -262,7 +262,7 @@ func (s *Session) generate(ctx context.Context, req *model.Request) (*model.Resp
 		stream = func(d model.Delta) { fn(id, d) }
 	}
 	start := cfg.Clock()
-	resp, err := cfg.Model.Generate(ctx, req, stream)
+	resp, err := s.env.Model.Generate(ctx, req, stream)
 	dur := cfg.Clock().Sub(start)
 	if err == nil && resp == nil {
 		err = fmt.Errorf("%w: the model returned no reply and no error", model.ErrMalformed)

@@ -41,7 +41,7 @@ func (s *Session) runCalls(ctx context.Context) error {
 		if open.CallID != call.ID {
 			continue
 		}
-		t, ok := cfg.Tools.Lookup(call.Name)
+		t, ok := s.env.Tools.Lookup(call.Name)
 		if ok && tool.IsIdempotent(t) {
 			s.emit(&Warning{Code: "tool_rerun", Message: fmt.Sprintf("re-running %s (call %s) after an interruption: the tool is idempotent", call.Name, call.ID)})
 			return s.execute(ctx, t, call, open.Input)
@@ -62,13 +62,13 @@ func (s *Session) runCalls(ctx context.Context) error {
 	if limit := st.Limits.BudgetToolCalls; limit > 0 && st.ToolCallCount >= limit {
 		return refuse(fmt.Sprintf("refused: the session's budget of %d tool calls is used up; give your final answer", limit))
 	}
-	if err := cfg.Tools.Validate(call.Name, call.Arguments); err != nil {
+	if err := s.env.Tools.Validate(call.Name, call.Arguments); err != nil {
 		return refuse(err.Error())
 	}
-	t, _ := cfg.Tools.Lookup(call.Name)
+	t, _ := s.env.Tools.Lookup(call.Name)
 	input := call.Arguments
-	if cfg.Approval != nil {
-		switch cfg.Approval(t) {
+	if s.env.Approval != nil {
+		switch s.env.Approval(t) {
 		case PolicyDeny:
 			return refuse(fmt.Sprintf("refused: the %s tool is not allowed in this session", call.Name))
 		case PolicyAsk:
@@ -87,7 +87,7 @@ func (s *Session) runCalls(ctx context.Context) error {
 				return refuse(why)
 			}
 			if len(dec.EditedInput) > 0 {
-				if err := cfg.Tools.Validate(call.Name, dec.EditedInput); err != nil {
+				if err := s.env.Tools.Validate(call.Name, dec.EditedInput); err != nil {
 					return refuse("the user's edited arguments are invalid: " + err.Error())
 				}
 				input = dec.EditedInput

@@ -68,7 +68,7 @@ func outcome(checks []VerifyCheck) string {
 // verify runs the verifier, records the outcome and returns it ("" when
 // there is no verifier).
 func (s *Session) verify(ctx context.Context, trigger string) string {
-	v := s.r.cfg.Verifier
+	v := s.env.Verifier
 	if v == nil {
 		return ""
 	}
