@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -441,4 +442,32 @@ func TestControlErrorsSayWhatToDo(t *testing.T) {
 	if err := r.Pause("missing", ""); err == nil || !strings.Contains(err.Error(), "not running in this process") {
 		t.Fatalf("pause: %v", err)
 	}
+}
+
+func TestGuideReachesTheNextModelCall(t *testing.T) {
+	e := newEnv()
+	m := scripted.Replies(
+		scripted.Call("read", `{"path":"a"}`).WithDelay(50*time.Millisecond),
+		scripted.Text("done").WithExpect(scripted.Expect{LastMessageContains: "use the other file"}),
+	)
+	r := e.runner(t, m, []tool.Tool{echoTool("read", nil)}, nil)
+	s, err := r.Start(t.Context(), loop.Task{Prompt: "read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Guide while the first model call is under way: the message is
+	// recorded after that iteration, before the next call.
+	for !slices.Contains(e.log.types(s.ID()), string(loop.TypeIterationStarted)) {
+		time.Sleep(time.Millisecond)
+	}
+	s.Guide("use the other file")
+	st, err := s.Wait(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkScript(t, m)
+	if st.Status != loop.StatusCompleted {
+		t.Fatalf("status %s %s", st.Status, st.Reason)
+	}
+	refold(t, e, st)
 }

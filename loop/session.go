@@ -29,6 +29,7 @@ type Session struct {
 	detached context.Context
 
 	mu        sync.Mutex
+	guidance  []string
 	pauseReq  string
 	termReq   string
 	terminate bool
@@ -87,6 +88,23 @@ func (s *Session) Terminate(reason string) {
 	if cancel != nil {
 		cancel(errTerminated)
 	}
+}
+
+// Guide gives a running session a person's message: the model sees it
+// from its next call on (it is recorded at the next iteration boundary).
+func (s *Session) Guide(text string) {
+	s.mu.Lock()
+	s.guidance = append(s.guidance, text)
+	s.mu.Unlock()
+}
+
+// takeGuidance returns the messages Guide collected and forgets them.
+func (s *Session) takeGuidance() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.guidance
+	s.guidance = nil
+	return g
 }
 
 func (s *Session) pauseRequested() (string, bool) {

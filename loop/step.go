@@ -64,6 +64,9 @@ func (s *Session) run(ctx context.Context) error {
 // between runs at an iteration boundary: controls, stop conditions, then
 // the next iteration.
 func (s *Session) between(ctx context.Context) error {
+	for _, text := range s.takeGuidance() {
+		s.emit(&MessageAdded{Role: model.RoleUser, Content: text, Kind: KindUser})
+	}
 	if note, ok := s.pauseRequested(); ok {
 		s.mu.Lock()
 		s.pauseReq = ""
