@@ -236,6 +236,11 @@ func (r *Runner) create(ctx context.Context, task Task) (*Session, error) {
 	if started.SystemPrompt == "" {
 		started.SystemPrompt = env.SystemPrompt
 	}
+	if !changesFiles(env.Tools) {
+		// Progress is a change in the workspace: without tools that
+		// change anything there is none to measure.
+		started.Limits.NoProgressAfter = 0
+	}
 	if started.Mode == ModeTools && len(started.Tools) == 0 && limits.MaxIterations > 1 {
 		// Without tools a multi-step session can only reason.
 		started.Mode = ModeSelfReasoning
@@ -263,6 +268,16 @@ func specState(id string, started *SessionStarted, at time.Time) *State {
 	st := &State{Status: StatusIdle}
 	_ = st.Apply(NewEvent(id, 1, at, started)) // a first session.started always applies
 	return st
+}
+
+// changesFiles reports whether any tool may change the workspace.
+func changesFiles(reg *tool.Registry) bool {
+	for _, name := range reg.Names() {
+		if t, _ := reg.Lookup(name); tool.EffectOf(t) != tool.EffectRead {
+			return true
+		}
+	}
+	return false
 }
 
 func firstSet(s ...string) string {

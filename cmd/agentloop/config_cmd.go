@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/config"
-	"github.com/agentloop/agentloop/tool/fs"
 	"github.com/agentloop/agentloop/tool/workspace"
 )
 
@@ -60,7 +60,7 @@ func builtinToolNames() []string {
 		return nil
 	}
 	var names []string
-	for _, t := range append(fs.Tools(ws), extraTools(ws)...) {
+	for _, t := range assemble.Builtin(ws) {
 		names = append(names, t.Spec().Name)
 	}
 	return names

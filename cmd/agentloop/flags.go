@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentloop/agentloop/config"
 	"github.com/agentloop/agentloop/loop"
-	"github.com/agentloop/agentloop/prompt"
 )
 
 // sessionFlags are the flags shared by run and the commands that rebuild a
@@ -159,29 +158,6 @@ func (o *sessionFlags) loopMode() loop.Mode {
 		return loop.ModeSingleShot
 	}
 	return loop.ModeTools
-}
-
-// promptMode is the system prompt's mode for --mode.
-func (o *sessionFlags) promptMode() prompt.Mode {
-	switch o.mode {
-	case "self-reasoning":
-		return prompt.ModeSelfReasoning
-	case "flash":
-		return prompt.ModeSingleShot
-	}
-	return prompt.ModeTools
-}
-
-// offersTools says whether the session gets tools: not when the model only
-// reasons, and in flash mode only when the profile names tools.
-func (o *sessionFlags) offersTools(prof *config.Profile) bool {
-	switch o.mode {
-	case "self-reasoning":
-		return false
-	case "flash":
-		return prof != nil && len(prof.Tools) > 0
-	}
-	return true
 }
 
 // defaultDB is $AGENTLOOP_DB, else the config file's db, else

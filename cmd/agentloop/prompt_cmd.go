@@ -1,16 +1,16 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/agentloop/agentloop/assemble"
+	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model/tokens"
-	"github.com/agentloop/agentloop/tool"
-	"github.com/agentloop/agentloop/tool/fs"
-	"github.com/agentloop/agentloop/tool/workspace"
 )
 
 // cmdPrompt prints the system prompt a session in --dir would get.
@@ -27,30 +27,20 @@ func cmdPrompt(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	env := &cliEnv{dir: dir}
 	if err := o.check(); err != nil {
 		fmt.Fprintf(stderr, "agentloop prompt: %v\n", err)
 		return exitUsage
 	}
-	o.task = strings.Join(fset.Args(), " ")
-	var tools []tool.Tool
-	if o.offersTools(nil) {
-		ws, err := workspace.New(dir)
-		if err != nil {
-			return fail(stderr, "workspace %s: %v", dir, err)
-		}
-		tools = append(fs.Tools(ws), extraTools(ws)...)
-	}
-	if env.registry, err = tool.NewRegistry(tools...); err != nil {
-		return fail(stderr, "%v", err)
-	}
-	text, err := o.systemPrompt(env, nil)
+	limits := o.limitsWith(true, nil)
+	spec := &loop.SessionStarted{Task: strings.Join(fset.Args(), " "), Mode: o.loopMode(), Workspace: dir, Limits: limits, Marker: o.marker}
+	r := &assemble.Resolver{PromptTemplate: o.promptFile}
+	text, tools, err := r.Prompt(context.Background(), spec)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
 	if *count {
 		fmt.Fprintf(stdout, "%d tokens (cl100k_base), %d tokens (o200k_base), %d tools\n",
-			tokens.Count(tokens.CL100K, text), tokens.Count(tokens.O200K, text), len(tools))
+			tokens.Count(tokens.CL100K, text), tokens.Count(tokens.O200K, text), tools)
 		return 0
 	}
 	fmt.Fprintln(stdout, text)

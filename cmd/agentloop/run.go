@@ -70,17 +70,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	defer env.Close()
-	limits := o.limitsWith(env.hasWriteTools(), env.profile)
-	if limits.ContextTokens == 0 {
-		limits.ContextTokens = env.contextWindow
+	spec, err := o.spec(env, task, messages)
+	if err != nil {
+		return fail(stderr, "%v", err)
 	}
-	var labels map[string]string
-	if env.protocol != "" {
-		labels = map[string]string{"protocol": env.protocol}
-	}
-	endpoint, approval, profile := o.recorded(env.profile)
-	sess, err := env.runner.Start(ctx, loop.Task{Prompt: task, Messages: messages, Workspace: env.dir, Limits: &limits, Verify: o.verify, Labels: labels,
-		Endpoint: endpoint, Approval: approval, Profile: profile})
+	sess, err := env.runner.Start(ctx, spec)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

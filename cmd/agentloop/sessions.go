@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
 )
@@ -62,7 +63,7 @@ func sessionsList(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	st, err := openStore(*db)
+	st, err := assemble.OpenSQLite(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -92,7 +93,7 @@ func sessionsList(args []string, stdout, stderr io.Writer) int {
 }
 
 func loadState(db, id string) (*loop.State, []loop.Event, error) {
-	st, err := openStore(db)
+	st, err := assemble.OpenSQLite(db)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -372,7 +373,7 @@ func sessionsApprovals(args []string, stdout, stderr io.Writer) int {
 	}
 	ids := fs.Args()
 	if len(ids) == 0 {
-		st, err := openStore(*db)
+		st, err := assemble.OpenSQLite(*db)
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
@@ -414,7 +415,7 @@ func sessionsTerminate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: agentloop sessions terminate ID [reason]")
 		return exitUsage
 	}
-	st, err := openStore(*db)
+	st, err := assemble.OpenSQLite(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -440,7 +441,7 @@ func sessionsRecover(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	st, err := openStore(*db)
+	st, err := assemble.OpenSQLite(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

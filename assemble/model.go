@@ -1,0 +1,71 @@
+package assemble
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentloop/agentloop/config"
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/model/provider"
+	"github.com/agentloop/agentloop/model/scripted"
+)
+
+// ModelSpec is the spec to record for a --model value: the provider's
+// default for none, and a script's absolute path (a session resumed from
+// another directory must find it).
+func ModelSpec(spec string) (string, error) {
+	if spec == "" {
+		return provider.DefaultSpec, nil
+	}
+	if path, ok := strings.CutPrefix(spec, "script:"); ok {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", err
+		}
+		return "script:" + abs, nil
+	}
+	if _, _, err := provider.Parse(spec); err != nil {
+		return "", err
+	}
+	return spec, nil
+}
+
+// openModel opens the session's model. played is how many replies the
+// session already has: a scripted model skips them.
+func (r *Resolver) openModel(spec *loop.SessionStarted, prof *config.Profile, played int) (model.Model, error) {
+	name := spec.Model
+	if name == "" {
+		name = provider.DefaultSpec
+	}
+	if path, ok := strings.CutPrefix(name, "script:"); ok {
+		script, err := scripted.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		m := scripted.New(script)
+		m.Skip(played) // the replies already played are in the log
+		return m, nil
+	}
+	opts := provider.Options{BaseURL: spec.Endpoint, APIKey: r.APIKey}
+	if opts.APIKey == "" && prof != nil && prof.APIKeyEnv != "" {
+		opts.APIKey = os.Getenv(prof.APIKeyEnv)
+	}
+	if o := spec.ModelOptions; o != nil {
+		opts.NumCtx, opts.StreamTools = o.NumCtx, o.StreamTools
+	}
+	return provider.Open(name, opts)
+}
+
+// ContextWindow is the context window a session with this model spec has
+// when the provider says (Ollama: the num_ctx it is sent), else 0.
+func ContextWindow(spec string, o *loop.ModelOptions) int {
+	if !strings.HasPrefix(spec, "ollama/") {
+		return 0
+	}
+	if o != nil && o.NumCtx > 0 {
+		return o.NumCtx
+	}
+	return provider.DefaultOllamaNumCtx
+}
