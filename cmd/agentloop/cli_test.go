@@ -36,6 +36,7 @@ type cli struct {
 	t   *testing.T
 	db  string
 	env []string // extra environment, after the hermetic one
+	dir string   // working directory; empty: the test's
 }
 
 func newCLI(t *testing.T) *cli { return &cli{t: t, db: filepath.Join(t.TempDir(), "s.db")} }
@@ -46,6 +47,7 @@ func (c *cli) run(stdin string, args ...string) (string, string, int) {
 	cmd := exec.Command(binary, c.withDB(args)...)
 	cmd.Env = append(hermeticEnv(c.t), c.env...)
 	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Dir = c.dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -116,3 +116,47 @@ func TestMalformedRepliesPauseTheSession(t *testing.T) {
 		})
 	}
 }
+
+// A session resumes the way it was recorded, from anywhere: run from one
+// directory with a relative script path, --dir . and Ollama settings, it
+// resumes from another directory with no flags and sends the same
+// num_ctx and streaming choice to the same server.
+func TestResumeFromElsewhereUsesTheRecordedSpec(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		call := len(bodies)
+		mu.Unlock()
+		if call <= 2 {
+			<-r.Context().Done() // the first two calls time out: the session pauses
+			return
+		}
+		fmt.Fprint(w, `{"model":"qwen3:8b","message":{"role":"assistant","content":"done here"},"done":true,"done_reason":"stop","prompt_eval_count":5,"eval_count":2}`)
+	}))
+	t.Cleanup(srv.Close)
+	start := t.TempDir()
+	c := newCLI(t)
+	c.dir = start
+	_, errOut, code := c.run("", "run", "--model", "ollama/qwen3:8b", "--base-url", srv.URL, "--num-ctx", "4096", "--model-timeout", "300ms", "--dir", ".", "look around")
+	if code != exitPaused {
+		t.Fatalf("run: exit %d\n%s", code, errOut)
+	}
+	c.dir = t.TempDir()
+	out, errOut, code := c.run("", "sessions", "resume", sessionID(t, c))
+	if code != exitCompleted || !strings.Contains(out, "done here") {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, out, errOut)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	last := bodies[len(bodies)-1]
+	if !strings.Contains(last, `"num_ctx":4096`) || !strings.Contains(last, `"stream":false`) {
+		t.Fatalf("resumed request: %s", last)
+	}
+	show, _, _ := c.run("", "sessions", "show", "--json", sessionID(t, c))
+	if real, _ := filepath.EvalSymlinks(start); !strings.Contains(show, `"workspace": "`+start) && !strings.Contains(show, `"workspace": "`+real) {
+		t.Fatalf("workspace not recorded as %s:\n%.600s", start, show)
+	}
+}
