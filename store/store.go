@@ -1,5 +1,6 @@
 // Package store defines session persistence: an append-only event log per
-// session plus a summary row for listing. Implementations live in
+// session plus a summary row for listing, session leases (which process
+// runs a session, with fenced appends) and durable control requests. Implementations live in
 // store/sqlite, store/postgres and store/memory and all pass the
 // conformance suite in store/storetest.
 package store
@@ -26,6 +27,11 @@ type Store interface {
 	Watch(fn func(Notice)) (stop func())
 	// List returns session summaries, newest first, matching the filter.
 	List(ctx context.Context, f Filter) ([]loop.Summary, error)
+	// Delete removes a session: its log, summary, lease and controls. It
+	// fails with ErrNotFound when there is no such session.
+	Delete(ctx context.Context, sessionID string) error
+	Leases
+	Controls
 	// Close flushes pending appends and releases the store.
 	Close() error
 }
@@ -36,8 +42,10 @@ type Filter struct {
 	Status []loop.Status
 	// Unfinished keeps only sessions whose status is not final.
 	Unfinished bool
-	Limit      int
-	Offset     int
+	// Tenant, when set, keeps only that tenant's sessions.
+	Tenant string
+	Limit  int
+	Offset int
 }
 
 // Re-exported sentinels, so callers of a Store need not import loop.

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
@@ -25,6 +26,11 @@ type Store struct {
 	sessions map[string]*session
 	closed   bool
 	watchers store.Watchers
+	clock    func() time.Time
+
+	leases   map[string]store.Lease
+	tokens   map[string]int64 // the last token of each session, kept across releases
+	controls []store.Control
 }
 
 type session struct {
@@ -34,13 +40,33 @@ type session struct {
 
 var _ store.Store = (*Store)(nil)
 
+// Option configures New.
+type Option func(*Store)
+
+// WithClock sets the time source of leases and controls (default time.Now).
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.clock = now } }
+
 // New returns an empty store.
-func New() *Store {
-	return &Store{sessions: map[string]*session{}}
+func New(opts ...Option) *Store {
+	s := &Store{sessions: map[string]*session{}, clock: time.Now, leases: map[string]store.Lease{}, tokens: map[string]int64{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Append adds events to their sessions' logs, all or nothing.
 func (s *Store) Append(ctx context.Context, events ...loop.Event) error {
+	return s.append(ctx, 0, false, events)
+}
+
+// AppendFenced appends while token is the current lease token of the
+// events' session.
+func (s *Store) AppendFenced(ctx context.Context, token int64, events ...loop.Event) error {
+	return s.append(ctx, token, true, events)
+}
+
+func (s *Store) append(ctx context.Context, token int64, fenced bool, events []loop.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -57,6 +83,9 @@ func (s *Store) Append(ctx context.Context, events ...loop.Event) error {
 		return fmt.Errorf("memory store: append to session %s: %w", runs[0].SessionID, store.ErrClosed)
 	}
 	for _, r := range runs {
+		if fenced && s.leases[r.SessionID].Token != token {
+			return fmt.Errorf("memory store: append to session %s with lease token %d: %w", r.SessionID, token, store.ErrLeaseLost)
+		}
 		var last int64
 		if ss := s.sessions[r.SessionID]; ss != nil {
 			last = ss.summary.LastSeq
@@ -133,6 +162,9 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 		if len(f.Status) > 0 && !slices.Contains(f.Status, sum.Status) {
 			continue
 		}
+		if f.Tenant != "" && sum.Tenant != f.Tenant {
+			continue
+		}
 		out = append(out, sum)
 	}
 	s.mu.RUnlock()
@@ -157,5 +189,6 @@ func (s *Store) Close() error {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.sessions = nil
+	s.leases, s.controls = nil, nil
 	return nil
 }

@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/memory"
@@ -9,5 +10,8 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return memory.New() })
+	storetest.Suite{
+		Open:          func(t *testing.T) store.Store { return memory.New() },
+		OpenWithClock: func(t *testing.T, now func() time.Time) store.Store { return memory.New(memory.WithClock(now)) },
+	}.Run(t)
 }

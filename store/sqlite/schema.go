@@ -47,10 +47,38 @@ CREATE TABLE events (
 	UNIQUE (session_id, seq)
 );
 `,
+	// 2: tenants, session leases and durable control requests.
+	`
+ALTER TABLE sessions ADD COLUMN tenant TEXT NOT NULL DEFAULT '';
+CREATE INDEX sessions_tenant_newest ON sessions (tenant, created_at DESC, id DESC);
+
+-- One row per session ever leased: token only grows (a release expires
+-- the row rather than deleting it, so the next holder's token is larger).
+CREATE TABLE leases (
+	session_id TEXT    NOT NULL PRIMARY KEY,
+	owner      TEXT    NOT NULL,
+	token      INTEGER NOT NULL,
+	expires_at INTEGER NOT NULL -- Unix nanoseconds
+);
+
+CREATE TABLE controls (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused
+	session_id TEXT    NOT NULL,
+	kind       TEXT    NOT NULL,
+	text       TEXT    NOT NULL,
+	decision   BLOB,
+	subject    TEXT    NOT NULL,
+	created_at INTEGER NOT NULL,
+	done       INTEGER NOT NULL DEFAULT 0,
+	outcome    TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX controls_pending ON controls (done, id);
+CREATE INDEX controls_session ON controls (session_id, done, id);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrate brings the database to SchemaVersion, one transaction per step,
 // and refuses a database from a newer build. The version is read inside a

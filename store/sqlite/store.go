@@ -62,6 +62,7 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 type options struct {
+	clock       func() time.Time
 	maxBatch    int
 	readConns   int
 	busyTimeout time.Duration
@@ -84,11 +85,15 @@ func WithReadConns(n int) Option { return func(o *options) { o.readConns = max(1
 // writer and readers never wait on each other.
 func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
 
+// WithClock sets the time source of leases and controls (default time.Now).
+func WithClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
+
 // Open opens (creating if needed) the database at path and migrates it to
 // the current schema. It fails with ErrNewerSchema if a newer agentloop
 // wrote the file.
 func Open(path string, opts ...Option) (*Store, error) {
 	o := options{
+		clock:       time.Now,
 		maxBatch:    1024,
 		readConns:   max(4, runtime.GOMAXPROCS(0)),
 		busyTimeout: 10 * time.Second,
@@ -210,6 +215,12 @@ type request struct {
 	// Exactly one of done and notify receives the outcome.
 	done   chan<- error
 	notify func(error)
+	// fenced appends need token to be the session's lease token.
+	fenced bool
+	token  int64
+	// op, when set, is not an append: the writer runs it in a transaction
+	// of its own (leases, controls, deletes).
+	op func(ctx context.Context, w *writer) error
 }
 
 // finish delivers the outcome of the request.
@@ -230,8 +241,26 @@ const (
 // Append writes events durably, all or nothing. See the package
 // documentation for how cancellation behaves.
 func (s *Store) Append(ctx context.Context, events ...loop.Event) error {
+	return s.appendSync(ctx, events, false, 0)
+}
+
+// AppendFenced is Append that succeeds only while token is the session's
+// current lease token (see store.Leases).
+func (s *Store) AppendFenced(ctx context.Context, token int64, events ...loop.Event) error {
+	return s.appendSync(ctx, events, true, token)
+}
+
+// AppendFencedAsync is AppendAsync with AppendFenced's check.
+func (s *Store) AppendFencedAsync(ctx context.Context, token int64, events []loop.Event, done func(error)) {
+	r, err := s.enqueueFenced(ctx, events, nil, done, true, token)
+	if err != nil || r == nil {
+		done(err)
+	}
+}
+
+func (s *Store) appendSync(ctx context.Context, events []loop.Event, fenced bool, token int64) error {
 	done := make(chan error, 1)
-	r, err := s.enqueue(ctx, events, done, nil)
+	r, err := s.enqueueFenced(ctx, events, done, nil, fenced, token)
 	if err != nil || r == nil {
 		return err
 	}
@@ -261,6 +290,10 @@ func (s *Store) AppendAsync(ctx context.Context, events []loop.Event, done func(
 // will send the outcome on done. A nil request and error means there was
 // nothing to write.
 func (s *Store) enqueue(ctx context.Context, events []loop.Event, done chan<- error, notify func(error)) (*request, error) {
+	return s.enqueueFenced(ctx, events, done, notify, false, 0)
+}
+
+func (s *Store) enqueueFenced(ctx context.Context, events []loop.Event, done chan<- error, notify func(error), fenced bool, token int64) (*request, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -273,7 +306,7 @@ func (s *Store) enqueue(ctx context.Context, events []loop.Event, done chan<- er
 	}
 	// Encode on the caller's goroutine, so that many sessions encode in
 	// parallel and the writer only writes.
-	r := &request{ctx: ctx, runs: runs, data: make([][][]byte, len(runs)), done: done, notify: notify}
+	r := &request{ctx: ctx, runs: runs, data: make([][][]byte, len(runs)), done: done, notify: notify, fenced: fenced, token: token}
 	for i, run := range runs {
 		r.data[i] = make([][]byte, len(run.Events))
 		for j, e := range run.Events {
@@ -283,19 +316,47 @@ func (s *Store) enqueue(ctx context.Context, events []loop.Event, done chan<- er
 		}
 	}
 
+	if err := s.send(ctx, r, "append to session "+runs[0].SessionID); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// send hands a request to the writer.
+func (s *Store) send(ctx context.Context, r *request, what string) error {
 	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.closed {
-		s.mu.RUnlock()
-		return nil, fmt.Errorf("sqlite store %s: append to session %s: %w", s.path, runs[0].SessionID, store.ErrClosed)
+		return fmt.Errorf("sqlite store %s: %s: %w", s.path, what, store.ErrClosed)
 	}
 	select {
 	case s.reqs <- r:
-		s.mu.RUnlock()
+		return nil
 	case <-ctx.Done():
-		s.mu.RUnlock()
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
-	return r, nil
+}
+
+// exec runs op on the writer goroutine, in a transaction of its own, and
+// waits for its outcome.
+func (s *Store) exec(ctx context.Context, what string, op func(ctx context.Context, w *writer) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	r := &request{ctx: ctx, done: done, op: op}
+	if err := s.send(ctx, r, what); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(queued, abandoned) {
+			return ctx.Err()
+		}
+		return <-done
+	}
 }
 
 // Load returns a session's events in order, or loop.ErrNotFound.
@@ -375,7 +436,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 		args []any
 		and  = " WHERE "
 	)
-	q.WriteString(`SELECT id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq FROM sessions`)
+	q.WriteString(`SELECT id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant FROM sessions`)
 	in := func(list []loop.Status) string {
 		marks := make([]string, len(list))
 		for i, st := range list {
@@ -390,6 +451,11 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 	}
 	if f.Unfinished {
 		q.WriteString(and + "status NOT IN " + in(finished))
+		and = " AND "
+	}
+	if f.Tenant != "" {
+		q.WriteString(and + "tenant = ?")
+		args = append(args, f.Tenant)
 	}
 	q.WriteString(" ORDER BY created_at DESC, id DESC")
 	if f.Limit > 0 || f.Offset > 0 {
@@ -424,7 +490,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 func scanSummary(row interface{ Scan(...any) error }, sum *loop.Summary, withID bool) error {
 	var status, reason string
 	var created, updated int64
-	dest := []any{&sum.Task, &sum.Model, &status, &reason, &sum.Iteration, &sum.Tokens, &sum.CostUSD, &created, &updated, &sum.LastSeq}
+	dest := []any{&sum.Task, &sum.Model, &status, &reason, &sum.Iteration, &sum.Tokens, &sum.CostUSD, &created, &updated, &sum.LastSeq, &sum.Tenant}
 	if withID {
 		dest = append([]any{&sum.ID}, dest...)
 	}

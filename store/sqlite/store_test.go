@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop/loop"
 
@@ -37,7 +38,51 @@ func TestConformance(t *testing.T) {
 			}
 			return open(t, path)
 		},
+		OpenWithClock: func(t *testing.T, now func() time.Time) store.Store {
+			return open(t, tempPath(t), sqlite.WithClock(now))
+		},
 	}.Run(t)
+}
+
+// Two processes on one database file see one set of leases: after the
+// first holder's lease expires and the second takes it, the first can
+// append nothing more.
+func TestLeaseFencesAcrossConnections(t *testing.T) {
+	clock := storetest.NewClock()
+	path := tempPath(t)
+	a := open(t, path, sqlite.WithClock(clock.Now))
+	defer a.Close()
+	b := open(t, path, sqlite.WithClock(clock.Now))
+	defer b.Close()
+	ctx := t.Context()
+	la, err := a.Acquire(ctx, "x", "A", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Acquire(ctx, "x", "B", time.Second); !errors.Is(err, store.ErrLeaseHeld) {
+		t.Fatalf("B acquired a live lease held by A: %v", err)
+	}
+	if err := a.AppendFenced(ctx, la.Token, loop.NewEvent("x", 1, clock.Now(), &loop.SessionStarted{Task: "t"})); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Second)
+	lb, err := b.Acquire(ctx, "x", "B", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AppendFenced(ctx, la.Token, loop.NewEvent("x", 2, clock.Now(), &loop.IterationStarted{N: 1})); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("A appended after B took the lease: %v", err)
+	}
+	if err := b.AppendFenced(ctx, lb.Token, loop.NewEvent("x", 2, clock.Now(), &loop.IterationStarted{N: 1})); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.RequestControl(ctx, store.Control{SessionID: "x", Kind: store.ControlPause})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.ControlsAfter(ctx, 0); err != nil || len(got) != 1 || got[0].ID != c.ID {
+		t.Fatalf("A does not see B's control: %+v %v", got, err)
+	}
 }
 
 func TestOpenRefusesNonFiles(t *testing.T) {

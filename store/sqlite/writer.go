@@ -23,6 +23,10 @@ func (s *Store) run() {
 		if !ok {
 			return
 		}
+		if r.op != nil {
+			s.w.runOp(r)
+			continue
+		}
 		batch = append(batch[:0], r)
 		n := r.size()
 	drain:
@@ -31,6 +35,14 @@ func (s *Store) run() {
 			case r, ok := <-s.reqs:
 				if !ok {
 					break drain // closed: write this batch, then stop
+				}
+				if r.op != nil {
+					// Keep order: the batch so far first, then the op.
+					s.w.write(batch)
+					clear(batch)
+					batch = batch[:0]
+					s.w.runOp(r)
+					continue
 				}
 				batch = append(batch, r)
 				n += r.size()
@@ -59,7 +71,7 @@ type writer struct {
 	conn *sql.Conn
 	path string
 
-	getSummary, upsertSession *sql.Stmt
+	getSummary, upsertSession, getToken *sql.Stmt
 	// insertN[k] inserts k events in one statement (prepared on first use).
 	insertN [maxInsertRows + 1]*sql.Stmt
 	args    []any
@@ -95,17 +107,18 @@ func newWriter(ctx context.Context, db *sql.DB, path string, cacheSize int) (*wr
 		st, err = conn.PrepareContext(ctx, q)
 		return st
 	}
-	w.getSummary = prepare(`SELECT task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq FROM sessions WHERE id = ?`)
+	w.getSummary = prepare(`SELECT task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant FROM sessions WHERE id = ?`)
 	// The WHERE makes the update conditional on the log ending where the
 	// cache says it does; if another process appended meanwhile, nothing
 	// changes and the append is refused.
-	w.upsertSession = prepare(`INSERT INTO sessions (id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	w.upsertSession = prepare(`INSERT INTO sessions (id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET task = excluded.task, model = excluded.model, status = excluded.status, reason = excluded.reason,
 	iteration = excluded.iteration, tokens = excluded.tokens, cost_usd = excluded.cost_usd, created_at = excluded.created_at,
-	updated_at = excluded.updated_at, last_seq = excluded.last_seq
+	updated_at = excluded.updated_at, last_seq = excluded.last_seq, tenant = excluded.tenant
 WHERE sessions.last_seq = ?`)
 	w.insertN[1] = prepare(insertSQL(1))
+	w.getToken = prepare(`SELECT token FROM leases WHERE session_id = ?`)
 	if err != nil {
 		w.close()
 		return nil, fmt.Errorf("sqlite store %s: prepare writer statements: %w", path, err)
@@ -140,7 +153,7 @@ func (w *writer) insertStmt(ctx context.Context, k int) (*sql.Stmt, error) {
 
 func (w *writer) close() error {
 	var errs []error
-	stmts := append([]*sql.Stmt{w.getSummary, w.upsertSession}, w.insertN[:]...)
+	stmts := append([]*sql.Stmt{w.getSummary, w.upsertSession, w.getToken}, w.insertN[:]...)
 	for _, st := range stmts {
 		if st != nil {
 			errs = append(errs, st.Close())
@@ -246,6 +259,19 @@ func (w *writer) rollback(ctx context.Context) {
 // a savepoint to undo the sessions already written.
 func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal error) {
 	sums := make([]loop.Summary, len(r.runs))
+	for _, run := range r.runs {
+		if !r.fenced {
+			break
+		}
+		var tok int64
+		err := w.getToken.QueryRowContext(ctx, run.SessionID).Scan(&tok)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("sqlite store %s: session %s: read lease: %w", w.path, run.SessionID, err)
+		}
+		if tok != r.token || errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("sqlite store %s: append to session %s with lease token %d (current %d): %w", w.path, run.SessionID, r.token, tok, store.ErrLeaseLost), nil
+		}
+	}
 	for i, run := range r.runs {
 		sum, err := w.summary(ctx, run.SessionID, false)
 		if err != nil {
@@ -318,7 +344,7 @@ func (w *writer) insert(ctx context.Context, run appendcheck.Run, data [][]byte,
 		sum.Apply(e)
 	}
 	res, err := w.upsertSession.ExecContext(ctx, sum.ID, sum.Task, sum.Model, string(sum.Status), string(sum.Reason),
-		sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, prev)
+		sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Tenant, prev)
 	if err != nil {
 		return false, fmt.Errorf("sqlite store %s: session %s: update summary: %w", w.path, run.SessionID, err)
 	}
@@ -366,6 +392,35 @@ func (w *writer) summary(ctx context.Context, id string, fresh bool) (loop.Summa
 	}
 	w.cache[id] = sum
 	return sum, nil
+}
+
+// runOp runs a request's op in a transaction of its own and answers it.
+func (w *writer) runOp(r *request) {
+	if err := r.ctx.Err(); err != nil {
+		if r.state.CompareAndSwap(queued, abandoned) {
+			r.finish(err)
+		}
+		return
+	}
+	if !r.state.CompareAndSwap(queued, taken) {
+		return
+	}
+	ctx := context.Background() // a taken op runs regardless of its context
+	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		r.finish(fmt.Errorf("sqlite store %s: begin transaction: %w", w.path, err))
+		return
+	}
+	if err := r.op(ctx, w); err != nil {
+		w.rollback(ctx)
+		r.finish(err)
+		return
+	}
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		w.rollback(ctx)
+		r.finish(fmt.Errorf("sqlite store %s: commit: %w", w.path, err))
+		return
+	}
+	r.finish(nil)
 }
 
 // trimCache keeps the cache within its size by dropping arbitrary entries;

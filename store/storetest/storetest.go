@@ -33,6 +33,9 @@ type Suite struct {
 	// as after a process restart. Stores that keep nothing across Close
 	// leave it nil and the persistence tests are skipped.
 	Reopen func(t *testing.T, s store.Store) store.Store
+	// OpenWithClock, when set, returns a new, empty store whose leases
+	// and controls read time from now; the lease tests need it.
+	OpenWithClock func(t *testing.T, now func() time.Time) store.Store
 }
 
 // Run runs the suite for a store without reopen support.
@@ -62,6 +65,10 @@ func (s Suite) Run(t *testing.T) {
 		{"LoadAfter", s.testLoadAfter},
 		{"WatchOrder", s.testWatchOrder},
 		{"ResumeAfterSeq", s.testResumeAfterSeq},
+		{"Leases", s.testLeases},
+		{"AppendFenced", s.testAppendFenced},
+		{"Controls", s.testControls},
+		{"TenantAndDelete", s.testTenantAndDelete},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)

@@ -1,0 +1,239 @@
+package storetest
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
+)
+
+// Clock is a settable time source for stores under test (leases expire).
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a clock at a fixed instant.
+func NewClock() *Clock { return &Clock{t: base} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Advance moves the clock forward.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func (s Suite) openClocked(t *testing.T) (store.Store, *Clock) {
+	t.Helper()
+	if s.OpenWithClock == nil {
+		t.Skip("the store under test takes no clock (Suite.OpenWithClock)")
+	}
+	c := NewClock()
+	st := s.OpenWithClock(t, c.Now)
+	t.Cleanup(func() { st.Close() })
+	return st, c
+}
+
+func (s Suite) testLeases(t *testing.T) {
+	st, clock := s.openClocked(t)
+	ctx := t.Context()
+	const ttl = 10 * time.Second
+
+	a, err := st.Acquire(ctx, "s1", "A", ttl)
+	if err != nil || a.Token < 1 || a.Owner != "A" || a.SessionID != "s1" || !a.Expires.Equal(clock.Now().Add(ttl)) {
+		t.Fatalf("first acquire: %+v %v", a, err)
+	}
+	if _, err := st.Acquire(ctx, "s1", "B", ttl); !errors.Is(err, store.ErrLeaseHeld) {
+		t.Fatalf("acquire of a held lease: %v, want ErrLeaseHeld", err)
+	}
+	again, err := st.Acquire(ctx, "s1", "A", ttl)
+	if err != nil || again.Token != a.Token {
+		t.Fatalf("the holder re-acquiring: %+v %v, want the same token %d", again, err, a.Token)
+	}
+	clock.Advance(5 * time.Second)
+	r, err := st.Renew(ctx, a, ttl)
+	if err != nil || r.Token != a.Token || !r.Expires.Equal(clock.Now().Add(ttl)) {
+		t.Fatalf("renew: %+v %v", r, err)
+	}
+	clock.Advance(ttl + time.Second) // expired
+	b, err := st.Acquire(ctx, "s1", "B", ttl)
+	if err != nil || b.Token <= a.Token {
+		t.Fatalf("acquire after expiry: %+v %v, want a token above %d", b, err, a.Token)
+	}
+	if _, err := st.Renew(ctx, a, ttl); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("renew by the old holder: %v, want ErrLeaseLost", err)
+	}
+	// Release by the old holder changes nothing; by the holder, frees it.
+	if err := st.Release(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Acquire(ctx, "s1", "C", ttl); !errors.Is(err, store.ErrLeaseHeld) {
+		t.Fatalf("a stale release freed the lease: %v", err)
+	}
+	if err := st.Release(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.Acquire(ctx, "s1", "C", ttl)
+	if err != nil || c.Token <= b.Token {
+		t.Fatalf("acquire after release: %+v %v", c, err)
+	}
+	if _, err := st.Acquire(ctx, "s2", "A", ttl); err != nil {
+		t.Fatal(err)
+	}
+	all, err := st.LeasesOf(ctx)
+	if err != nil || len(all) != 2 || all["s1"].Owner != "C" || all["s1"].Token != c.Token || all["s2"].Owner != "A" {
+		t.Fatalf("LeasesOf(): %+v %v", all, err)
+	}
+	some, err := st.LeasesOf(ctx, "s2", "nope")
+	if err != nil || len(some) != 1 || some["s2"].Owner != "A" {
+		t.Fatalf("LeasesOf(s2, nope): %+v %v", some, err)
+	}
+}
+
+func (s Suite) testAppendFenced(t *testing.T) {
+	st, clock := s.openClocked(t)
+	ctx := t.Context()
+	a, err := st.Acquire(ctx, "f", "A", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e1 := ev("f", 1, at(1), &loop.SessionStarted{Task: "fenced"})
+	if err := st.AppendFenced(ctx, a.Token, e1); err != nil {
+		t.Fatalf("append under the lease: %v", err)
+	}
+	clock.Advance(2 * time.Second)
+	e2 := ev("f", 2, at(2), &loop.IterationStarted{N: 1})
+	// Expired, but nobody took it: the holder may still append.
+	if err := st.AppendFenced(ctx, a.Token, e2); err != nil {
+		t.Fatalf("append under an expired lease nobody took: %v", err)
+	}
+	b, err := st.Acquire(ctx, "f", "B", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e3 := ev("f", 3, at(3), &loop.Warning{Code: "x", Message: "from A"})
+	if err := st.AppendFenced(ctx, a.Token, e3); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("append by the old holder: %v, want ErrLeaseLost", err)
+	}
+	if err := st.AppendFenced(ctx, b.Token, ev("f", 3, at(3), &loop.Warning{Code: "x", Message: "from B"})); err != nil {
+		t.Fatalf("append by the new holder: %v", err)
+	}
+	got := mustLoad(t, st, "f")
+	if len(got) != 3 || got[2].Data.(*loop.Warning).Message != "from B" {
+		t.Fatalf("log after fencing: %d events", len(got))
+	}
+	if err := st.AppendFenced(ctx, 99, ev("nolease", 1, at(1), &loop.SessionStarted{Task: "x"})); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("fenced append to a session without a lease: %v", err)
+	}
+}
+
+func (s Suite) testControls(t *testing.T) {
+	st := s.open(t)
+	ctx := t.Context()
+	d, _ := json.Marshal(loop.ApprovalDecision{CallID: "c1", ArgsHash: "h", Approved: true})
+	in := []store.Control{
+		{SessionID: "a", Kind: store.ControlPause, Text: "lunch", Subject: "ann"},
+		{SessionID: "b", Kind: store.ControlDecide, Decision: d, Subject: "bob"},
+		{SessionID: "a", Kind: store.ControlTerminate, Text: "failed", Subject: "ann"},
+	}
+	var out []store.Control
+	for _, c := range in {
+		got, err := st.RequestControl(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID <= 0 || got.CreatedAt.IsZero() || got.Done || (len(out) > 0 && got.ID <= out[len(out)-1].ID) {
+			t.Fatalf("stored control %+v", got)
+		}
+		out = append(out, got)
+	}
+	back, err := st.Control(ctx, out[1].ID)
+	if err != nil || back.SessionID != "b" || back.Kind != store.ControlDecide || string(back.Decision) != string(d) || back.Subject != "bob" || !back.CreatedAt.Equal(out[1].CreatedAt) {
+		t.Fatalf("Control(%d) = %+v %v", out[1].ID, back, err)
+	}
+	after, err := st.ControlsAfter(ctx, out[0].ID)
+	if err != nil || len(after) != 2 || after[0].ID != out[1].ID || after[1].ID != out[2].ID {
+		t.Fatalf("ControlsAfter: %+v %v", after, err)
+	}
+	if err := st.CompleteControl(ctx, out[0].ID, "paused at 12"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CompleteControl(ctx, out[0].ID, "second outcome"); err != nil {
+		t.Fatalf("completing twice: %v", err)
+	}
+	done, _ := st.Control(ctx, out[0].ID)
+	if !done.Done || done.Outcome != "paused at 12" {
+		t.Fatalf("completed control %+v", done)
+	}
+	pend, err := st.PendingControls(ctx, "a")
+	if err != nil || len(pend) != 1 || pend[0].ID != out[2].ID || pend[0].Text != "failed" {
+		t.Fatalf("PendingControls(a): %+v %v", pend, err)
+	}
+	all, _ := st.ControlsAfter(ctx, 0)
+	if len(all) != 2 {
+		t.Fatalf("ControlsAfter(0) = %d controls, want the 2 not done", len(all))
+	}
+	if _, err := st.Control(ctx, 12345); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown control: %v", err)
+	}
+}
+
+func (s Suite) testTenantAndDelete(t *testing.T) {
+	st := s.open(t)
+	ctx := t.Context()
+	mustAppend(t, st, ev("t1", 1, at(1), &loop.SessionStarted{Task: "one", Tenant: "acme"}))
+	mustAppend(t, st, ev("t2", 1, at(2), &loop.SessionStarted{Task: "two", Tenant: "globex"}))
+	mustAppend(t, st, ev("t3", 1, at(3), &loop.SessionStarted{Task: "three", Tenant: "acme"}))
+	list, err := st.List(ctx, store.Filter{Tenant: "acme"})
+	if err != nil || idList(list) != "t3 t1" || list[0].Tenant != "acme" {
+		t.Fatalf("acme's sessions: %s %v", idList(list), err)
+	}
+	if _, err := st.RequestControl(ctx, store.Control{SessionID: "t1", Kind: store.ControlPause}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Acquire(ctx, "t1", "A", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Delete(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Load(ctx, "t1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("load after delete: %v", err)
+	}
+	if p, _ := st.PendingControls(ctx, "t1"); len(p) != 0 {
+		t.Fatalf("controls left after delete: %+v", p)
+	}
+	if l, err := st.Acquire(ctx, "t1", "B", time.Minute); err != nil {
+		t.Fatalf("the lease of a deleted session is free: %v", err)
+	} else if l.Token < 2 {
+		t.Fatalf("token %d after delete: a token never goes back", l.Token)
+	}
+	if list, _ := st.List(ctx, store.Filter{}); idList(list) != "t3 t2" {
+		t.Fatalf("list after delete: %s", idList(list))
+	}
+	if err := st.Delete(ctx, "t1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("delete twice: %v", err)
+	}
+	// The ID can be used again.
+	mustAppend(t, st, ev("t1", 1, at(4), &loop.SessionStarted{Task: "again"}))
+}
+
+func idList(list []loop.Summary) string {
+	var out []string
+	for _, s := range list {
+		out = append(out, s.ID)
+	}
+	return strings.Join(out, " ")
+}
