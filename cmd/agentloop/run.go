@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/service"
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -74,11 +75,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	sess, err := env.runner.Start(ctx, spec)
+	started, err := env.svc.Start(ctx, env.caller, spec)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	code := follow(ctx, env, sess, 0, stdout, stderr, *jsonOut)
+	code := follow(ctx, env, started.Session, 0, stdout, stderr, *jsonOut)
 	if *showDiff && env.ws != nil {
 		if d, err := env.ws.Diff(); err != nil {
 			fmt.Fprintf(stderr, "diff: %v\n", err)
@@ -95,38 +96,45 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 func follow(ctx context.Context, env *cliEnv, sess *loop.Session, after int64, stdout, stderr io.Writer, jsonOut bool) int {
 	shown := env.readProgress(sess.ID(), after)
 	defer shown.stop()
+	var st *loop.State
 	for {
-		st, err := sess.Wait(context.Background())
-		if st != nil {
-			shown.showUpTo(st.Seq)
+		if sess != nil {
+			var err error
+			st, err = sess.Wait(context.Background())
+			if st != nil {
+				shown.showUpTo(st.Seq)
+			}
+			env.progress.done()
+			if err != nil {
+				return fail(stderr, "%v", err)
+			}
 		}
-		env.progress.done()
+		var res *service.Result
+		var err error
+		switch {
+		case st.Status == loop.StatusWaiting && len(st.PendingApprovals) > 0 && env.interactive && ctx.Err() == nil:
+			res, err = askApproval(ctx, env, st, stderr)
+		case st.Status == loop.StatusWaiting && st.Reason == loop.ReasonConfirmation && env.interactive && ctx.Err() == nil:
+			fmt.Fprintf(stderr, "\n%s\n%s\n> ", safeText(st.LastAnswer()), safeText(st.Question))
+			line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+			res, err = env.svc.Reply(ctx, env.caller, st.ID, strings.TrimSpace(line))
+		default:
+			return report(st, env, stdout, stderr, jsonOut)
+		}
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
-		if st.Status == loop.StatusWaiting && len(st.PendingApprovals) > 0 && env.interactive && ctx.Err() == nil {
-			next, err := askApproval(ctx, env, st, stderr)
-			if err != nil {
-				return fail(stderr, "%v", err)
-			}
-			sess = next
-			continue
+		sess = res.Session
+		if sess == nil && res.State != nil {
+			st = res.State // recorded; still waiting (another approval)
 		}
-		if st.Status == loop.StatusWaiting && st.Reason == loop.ReasonConfirmation && env.interactive && ctx.Err() == nil {
-			fmt.Fprintf(stderr, "\n%s\n%s\n> ", safeText(st.LastAnswer()), safeText(st.Question))
-			line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-			next, err := env.runner.Reply(ctx, st.ID, strings.TrimSpace(line))
-			if err != nil {
-				return fail(stderr, "%v", err)
-			}
-			sess = next
-			continue
+		if sess == nil && res.State == nil {
+			return fail(stderr, "session %s: %s", st.ID, res.Outcome)
 		}
-		return report(st, env, stdout, stderr, jsonOut)
 	}
 }
 
-func askApproval(ctx context.Context, env *cliEnv, st *loop.State, stderr io.Writer) (*loop.Session, error) {
+func askApproval(ctx context.Context, env *cliEnv, st *loop.State, stderr io.Writer) (*service.Result, error) {
 	p := st.PendingApprovals[0]
 	fmt.Fprintf(stderr, "\nThe model wants to run %s with %s\nAllow? [y]es / [n]o / [e]dit arguments: ", safeText(p.Name), safeText(string(p.Input)))
 	in := bufio.NewReader(os.Stdin)
@@ -147,7 +155,7 @@ func askApproval(ctx context.Context, env *cliEnv, st *loop.State, stderr io.Wri
 		reason, _ := in.ReadString('\n')
 		d.Reason = strings.TrimSpace(reason)
 	}
-	return env.runner.Decide(ctx, st.ID, d)
+	return env.svc.Decide(ctx, env.caller, st.ID, d)
 }
 
 // report prints the outcome and maps it to an exit code.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,12 +14,13 @@ import (
 
 	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
 )
 
 func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	subs := map[string]func([]string, io.Writer, io.Writer) int{
-		"list": sessionsList, "show": sessionsShow, "resume": sessionsResume, "terminate": sessionsTerminate,
+		"list": sessionsList, "show": sessionsShow, "resume": sessionsResume, "terminate": sessionsTerminate, "pause": sessionsPause,
 		"reply": sessionsReply, "approvals": sessionsApprovals, "approve": sessionsApprove, "deny": sessionsDeny,
 		"recover": sessionsRecover,
 	}
@@ -29,7 +31,9 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
   show ID                       every iteration, tool call, message and usage (--json, --events)
   resume ID                     continue a paused, waiting or interrupted session
   recover                       resume every session a crashed process left running
-  reply ID "text"               answer a session waiting for you, and resume it
+  pause ID ["note"]             pause a running session after its current step (from any terminal)
+  reply ID "text"               answer a session waiting for you and resume it, or give
+                                a running one a message its model sees in its next step
   approvals [ID]                list tool calls waiting for approval
   approve ID CALL HASH          approve a tool call (--args JSON to change its arguments)
   deny ID CALL HASH ["reason"]  deny a tool call; the model sees the reason
@@ -291,10 +295,12 @@ func nesting(b []byte) int {
 	return deepest
 }
 
-// continueSession rebuilds a runner for a stored session and runs act
-// (resume, reply, decide), then follows the session like run does.
+// continueSession rebuilds the environment of a stored session and runs
+// act (resume, reply, decide) through the control service, then follows
+// the session like run does when it runs here; when another process runs
+// it, the request goes to that process and this waits for its outcome.
 func continueSession(name string, args []string, nargs int, stdout, stderr io.Writer,
-	act func(ctx context.Context, env *cliEnv, id string, rest []string, fs *flag.FlagSet) (*loop.Session, error)) int {
+	act func(ctx context.Context, env *cliEnv, id string, rest []string, fs *flag.FlagSet) (*service.Result, error)) int {
 	fs := flag.NewFlagSet("sessions "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o sessionFlags
@@ -326,27 +332,67 @@ func continueSession(name string, args []string, nargs int, stdout, stderr io.Wr
 		return fail(stderr, "%v", err)
 	}
 	defer env.Close()
-	sess, err := act(ctx, env, id, fs.Args()[1:], fs)
+	res, err := act(ctx, env, id, fs.Args()[1:], fs)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	return follow(ctx, env, sess, state.Seq, stdout, stderr, false)
+	return afterControl(ctx, env, res, state.Seq, stdout, stderr)
 }
 
+// afterControl shows what a control did: it follows a session that now
+// runs here, reports one that stopped, and waits for a request another
+// process honours.
+func afterControl(ctx context.Context, env *cliEnv, res *service.Result, seq int64, stdout, stderr io.Writer) int {
+	if res.Request != nil {
+		fmt.Fprintln(stderr, res.Outcome)
+		wctx, cancel := context.WithTimeout(ctx, controlWait)
+		defer cancel()
+		ctl, applied, err := env.svc.WaitControl(wctx, env.caller, res.Request.ID)
+		if errors.Is(err, context.DeadlineExceeded) {
+			fmt.Fprintf(stderr, "the process running session %s has not taken request %d yet; it stays queued\n", res.ID, res.Request.ID)
+			return exitFailed
+		}
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		fmt.Fprintf(stdout, "session %s: %s\n", res.ID, ctl.Outcome)
+		if applied != nil {
+			res = applied
+		} else {
+			if strings.HasPrefix(ctl.Outcome, "refused") {
+				return exitFailed
+			}
+			return 0
+		}
+	}
+	if res.Session != nil {
+		return follow(ctx, env, res.Session, seq, stdout, stderr, false)
+	}
+	if res.State != nil {
+		return report(res.State, env, stdout, stderr, false)
+	}
+	fmt.Fprintf(stdout, "session %s: %s\n", res.ID, res.Outcome)
+	return 0
+}
+
+// controlWait is how long a control command waits for the process running
+// the session to honour it.
+const controlWait = time.Minute
+
 func sessionsResume(args []string, stdout, stderr io.Writer) int {
-	return continueSession("resume", args, 1, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, _ *flag.FlagSet) (*loop.Session, error) {
-		return env.runner.Resume(ctx, id, strings.Join(rest, " "))
+	return continueSession("resume", args, 1, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, _ *flag.FlagSet) (*service.Result, error) {
+		return env.svc.Resume(ctx, env.caller, id, strings.Join(rest, " "))
 	})
 }
 
 func sessionsReply(args []string, stdout, stderr io.Writer) int {
-	return continueSession("reply", args, 2, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, _ *flag.FlagSet) (*loop.Session, error) {
-		return env.runner.Reply(ctx, id, strings.Join(rest, " "))
+	return continueSession("reply", args, 2, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, _ *flag.FlagSet) (*service.Result, error) {
+		return env.svc.Reply(ctx, env.caller, id, strings.Join(rest, " "))
 	})
 }
 
 func sessionsApprove(args []string, stdout, stderr io.Writer) int {
-	return continueSession("approve", args, 3, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, fs *flag.FlagSet) (*loop.Session, error) {
+	return continueSession("approve", args, 3, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, fs *flag.FlagSet) (*service.Result, error) {
 		d := loop.ApprovalDecision{CallID: rest[0], ArgsHash: rest[1], Approved: true}
 		if a := fs.Lookup("args").Value.String(); a != "" {
 			if !json.Valid([]byte(a)) {
@@ -354,13 +400,13 @@ func sessionsApprove(args []string, stdout, stderr io.Writer) int {
 			}
 			d.EditedInput = []byte(a)
 		}
-		return env.runner.Decide(ctx, id, d)
+		return env.svc.Decide(ctx, env.caller, id, d)
 	})
 }
 
 func sessionsDeny(args []string, stdout, stderr io.Writer) int {
-	return continueSession("deny", args, 3, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, _ *flag.FlagSet) (*loop.Session, error) {
-		return env.runner.Decide(ctx, id, loop.ApprovalDecision{CallID: rest[0], ArgsHash: rest[1], Reason: strings.Join(rest[2:], " ")})
+	return continueSession("deny", args, 3, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, _ *flag.FlagSet) (*service.Result, error) {
+		return env.svc.Decide(ctx, env.caller, id, loop.ApprovalDecision{CallID: rest[0], ArgsHash: rest[1], Reason: strings.Join(rest[2:], " ")})
 	})
 }
 
@@ -405,31 +451,51 @@ func sessionsApprovals(args []string, stdout, stderr io.Writer) int {
 }
 
 func sessionsTerminate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sessions terminate", flag.ContinueOnError)
+	return recordOnly("terminate", "ID [reason]", args, stdout, stderr, func(ctx context.Context, env *cliEnv, id, text string) (*service.Result, error) {
+		return env.svc.Terminate(ctx, env.caller, id, text)
+	})
+}
+
+func sessionsPause(args []string, stdout, stderr io.Writer) int {
+	return recordOnly("pause", "ID [note]", args, stdout, stderr, func(ctx context.Context, env *cliEnv, id, text string) (*service.Result, error) {
+		return env.svc.Pause(ctx, env.caller, id, text)
+	})
+}
+
+// recordOnly runs a control that needs no model here (terminate, pause):
+// the process running the session honours it, or this one records it.
+func recordOnly(name, usage string, args []string, stdout, stderr io.Writer,
+	act func(ctx context.Context, env *cliEnv, id, text string) (*service.Result, error)) int {
+	fs := flag.NewFlagSet("sessions "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := dbFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() < 1 {
-		fmt.Fprintln(stderr, "usage: agentloop sessions terminate ID [reason]")
+		fmt.Fprintf(stderr, "usage: agentloop sessions %s %s\n", name, usage)
 		return exitUsage
 	}
 	st, err := assemble.OpenSQLite(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	defer st.Close()
-	r, err := loop.New(loop.Config{Model: noModel{}, Log: st})
+	env := &cliEnv{store: st, caller: localCaller()}
+	defer env.Close()
+	if env.svc, err = service.New(service.Config{Store: st, Runner: loop.Config{Model: noModel{}}}); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	ctx := context.Background()
+	id := fs.Arg(0)
+	res, err := act(ctx, env, id, strings.Join(fs.Args()[1:], " "))
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	state, err := r.Terminate(context.Background(), fs.Arg(0), strings.Join(fs.Args()[1:], " "))
-	if err != nil {
-		return fail(stderr, "%v", err)
+	if res.Request == nil && res.State != nil {
+		fmt.Fprintf(stdout, "session %s ended %s (%s): %s\n", res.State.ID, res.State.Status, res.State.Reason, res.State.Detail)
+		return 0
 	}
-	fmt.Fprintf(stdout, "session %s ended %s (%s): %s\n", state.ID, state.Status, state.Reason, state.Detail)
-	return 0
+	return afterControl(ctx, env, res, 0, stdout, stderr)
 }
 
 // sessionsRecover resumes, one after another, every session whose process
@@ -445,13 +511,19 @@ func sessionsRecover(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	list, err := st.List(context.Background(), store.Filter{Status: []loop.Status{loop.StatusRunning}})
+	svc, err := service.New(service.Config{Store: st, Runner: loop.Config{Model: noModel{}}})
+	if err != nil {
+		st.Close()
+		return fail(stderr, "%v", err)
+	}
+	list, err := svc.Abandoned(context.Background(), localCaller())
+	svc.Close()
 	st.Close()
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
 	if len(list) == 0 {
-		fmt.Fprintln(stderr, "no session was left running")
+		fmt.Fprintln(stderr, "no session was left running (sessions that a live process runs are its own)")
 		return 0
 	}
 	worst := 0

@@ -12,6 +12,7 @@ import (
 	"github.com/agentloop/agentloop/feed"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store/sqlite"
 	"github.com/agentloop/agentloop/tool/workspace"
 )
@@ -20,7 +21,8 @@ import (
 // whose sessions resolve through package assemble, and the progress display.
 type cliEnv struct {
 	store       *sqlite.Store
-	runner      *loop.Runner
+	svc         *service.Service
+	caller      service.Caller
 	resolver    *assemble.Resolver
 	progress    *progress
 	interactive bool
@@ -33,6 +35,9 @@ type cliEnv struct {
 }
 
 func (e *cliEnv) Close() {
+	if e.svc != nil {
+		_ = e.svc.Close()
+	}
 	if e.stopFeed != nil {
 		e.stopFeed()
 	}
@@ -157,12 +162,22 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	cfg := env.resolver.RunnerConfig(env.store, prices)
 	cfg.Marker, cfg.Mode = o.marker, o.loopMode()
 	cfg.OnDelta = env.progress.delta
-	if env.runner, err = loop.New(cfg); err != nil {
+	env.caller = localCaller()
+	if env.svc, err = service.New(service.Config{Store: env.store, Runner: cfg, Feed: env.feed}); err != nil {
 		env.Close()
 		return nil, err
 	}
 	_ = ctx
 	return env, nil
+}
+
+// localCaller is the person at this terminal: the local tenant, every scope.
+func localCaller() service.Caller {
+	name := os.Getenv("USER")
+	if name == "" {
+		name = "local"
+	}
+	return service.Local(name)
 }
 
 // override applies the flags given on the command line to a stored

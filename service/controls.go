@@ -1,0 +1,274 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
+)
+
+// Result is what a control did.
+type Result struct {
+	ID string
+	// Applied: the control took effect (or was handed to the session
+	// running here, which honours it at its next safe point).
+	Applied bool
+	// Outcome says what happened, for people.
+	Outcome string
+	// State is the session's state after the control, when it was applied
+	// to a session that is not running (nil otherwise).
+	State *loop.State
+	// Session is the handle when the control made the session run here.
+	Session *loop.Session
+	// Request is the durable request stored for the process that runs the
+	// session; WaitControl follows it.
+	Request *store.Control
+}
+
+// Pause asks the session to pause at its next safe point (between
+// iterations).
+func (s *Service) Pause(ctx context.Context, c Caller, id, note string) (*Result, error) {
+	return s.control(ctx, c, store.Control{SessionID: id, Kind: store.ControlPause, Text: note})
+}
+
+// Resume continues a paused or waiting session (or one a crash left
+// running), in this process.
+func (s *Service) Resume(ctx context.Context, c Caller, id, note string) (*Result, error) {
+	return s.control(ctx, c, store.Control{SessionID: id, Kind: store.ControlResume, Text: note})
+}
+
+// Reply sends a person's message: the answer a waiting session waits
+// for, guidance for a paused one, or the next message the model of a
+// running one sees.
+func (s *Service) Reply(ctx context.Context, c Caller, id, text string) (*Result, error) {
+	if text == "" {
+		return nil, invalid("the reply is empty")
+	}
+	return s.control(ctx, c, store.Control{SessionID: id, Kind: store.ControlReply, Text: text})
+}
+
+// Decide approves or denies a tool call waiting for approval.
+func (s *Service) Decide(ctx context.Context, c Caller, id string, d loop.ApprovalDecision) (*Result, error) {
+	if d.CallID == "" || d.ArgsHash == "" {
+		return nil, invalid("a decision names the call and the hash of its arguments (see the pending approval)")
+	}
+	if d.EditedInput != nil && !json.Valid(d.EditedInput) {
+		return nil, invalid("the edited arguments are not valid JSON")
+	}
+	b, _ := json.Marshal(d)
+	return s.control(ctx, c, store.Control{SessionID: id, Kind: store.ControlDecide, Decision: b})
+}
+
+// Terminate ends the session: at once when it runs (in-flight calls are
+// cancelled), by recording its end when it does not. Reason is free text
+// or completed_by_user, failed, different_approach, stuck.
+func (s *Service) Terminate(ctx context.Context, c Caller, id, reason string) (*Result, error) {
+	return s.control(ctx, c, store.Control{SessionID: id, Kind: store.ControlTerminate, Text: reason})
+}
+
+// control applies ctl where it can: to the session running here, to a
+// session no process runs (taking its lease), or, when another process
+// runs it, by storing it for that process.
+func (s *Service) control(ctx context.Context, c Caller, ctl store.Control) (*Result, error) {
+	if err := c.need(ScopeControl); err != nil {
+		return nil, err
+	}
+	st, _, err := s.load(ctx, c, ctl.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if st.Status.Finished() {
+		return nil, conflict("session %s has ended (%s, %s): there is nothing to %s", st.ID, st.Status, st.Reason, ctl.Kind)
+	}
+	ctl.Subject = c.Subject
+	if sess, ok := s.runner.Session(ctl.SessionID); ok {
+		return s.applyLive(sess, ctl)
+	}
+	err = s.own(ctx, ctl.SessionID)
+	if errors.Is(err, store.ErrLeaseHeld) {
+		req, err := s.st.RequestControl(ctx, ctl)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{ID: ctl.SessionID, Outcome: fmt.Sprintf("another process runs session %s; it will %s it at the next safe point (request %d)", ctl.SessionID, ctl.Kind, req.ID), Request: &req}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.applyOwned(ctx, ctl)
+}
+
+// applyLive hands a control to the session running here.
+func (s *Service) applyLive(sess *loop.Session, ctl store.Control) (*Result, error) {
+	res := &Result{ID: ctl.SessionID, Applied: true}
+	switch ctl.Kind {
+	case store.ControlPause:
+		sess.Pause(ctl.Text)
+		res.Outcome = "the session pauses after its current step"
+	case store.ControlTerminate:
+		sess.Terminate(ctl.Text)
+		res.Outcome = "the session is terminated"
+	case store.ControlReply:
+		sess.Guide(ctl.Text)
+		res.Outcome = "the model sees the message in its next step"
+	case store.ControlResume:
+		return nil, conflict("session %s is already running", ctl.SessionID)
+	case store.ControlDecide:
+		return nil, conflict("session %s is running and waits for no approval", ctl.SessionID)
+	default:
+		return nil, invalid("unknown control %q", ctl.Kind)
+	}
+	return res, nil
+}
+
+// applyOwned applies a control to a session no process runs; the caller
+// holds its lease, kept while the session runs here and given up after.
+func (s *Service) applyOwned(ctx context.Context, ctl store.Control) (*Result, error) {
+	id := ctl.SessionID
+	res := &Result{ID: id, Applied: true}
+	var sess *loop.Session
+	var err error
+	switch ctl.Kind {
+	case store.ControlResume:
+		sess, err = s.runner.Resume(ctx, id, ctl.Text)
+		res.Outcome = "resumed"
+	case store.ControlReply:
+		sess, err = s.runner.Reply(ctx, id, ctl.Text)
+		res.Outcome = "replied"
+	case store.ControlDecide:
+		var d loop.ApprovalDecision
+		if err := json.Unmarshal(ctl.Decision, &d); err != nil {
+			s.disown(id)
+			return nil, invalid("the decision is not valid: %v", err)
+		}
+		sess, err = s.runner.Decide(ctx, id, d)
+		res.Outcome = "decided"
+	case store.ControlTerminate:
+		res.State, err = s.runner.Terminate(ctx, id, ctl.Text)
+		res.Outcome = "terminated"
+	case store.ControlPause:
+		err = conflict("session %s is not running here or anywhere else: there is nothing to pause", id)
+	default:
+		err = invalid("unknown control %q", ctl.Kind)
+	}
+	if err != nil {
+		s.disown(id)
+		return nil, asServiceError(err)
+	}
+	if sess != nil {
+		select {
+		case <-sess.Done(): // recorded, nothing to run (more approvals pending)
+			res.State, _ = sess.Wait(ctx)
+			s.disown(id)
+		default:
+			res.Session = sess
+			s.keepWhileRunning(sess)
+		}
+	} else {
+		s.disown(id)
+	}
+	return res, nil
+}
+
+// asServiceError types an error from the runner: refusals about the
+// session's state are conflicts, unknown sessions not found.
+func asServiceError(err error) error {
+	var se *Error
+	switch {
+	case errors.As(err, &se):
+		return err
+	case errors.Is(err, loop.ErrNotFound):
+		return &Error{Kind: ErrNotFound, Msg: err.Error(), Err: err}
+	case errors.Is(err, loop.ErrNoModel), errors.Is(err, store.ErrClosed), errors.Is(err, context.Canceled):
+		return err
+	}
+	return &Error{Kind: ErrConflict, Msg: err.Error(), Err: err}
+}
+
+// WaitControl waits until a stored control request is honoured and returns
+// it with its outcome. When the process that ran the session stops first
+// (its lease expires or is given up), the request is applied here.
+func (s *Service) WaitControl(ctx context.Context, c Caller, reqID int64) (store.Control, *Result, error) {
+	t := time.NewTicker(s.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		ctl, err := s.st.Control(ctx, reqID)
+		if err != nil {
+			return store.Control{}, nil, err
+		}
+		if ctl.Done {
+			return ctl, nil, nil
+		}
+		if _, here := s.runner.Session(ctl.SessionID); !here {
+			if err := s.own(ctx, ctl.SessionID); err == nil {
+				res, err := s.applyOwned(ctx, ctl)
+				outcome := "applied by the requesting process after the owner stopped"
+				if err != nil {
+					outcome = "refused: " + err.Error()
+				}
+				_ = s.st.CompleteControl(context.WithoutCancel(ctx), reqID, outcome)
+				ctl.Done, ctl.Outcome = true, outcome
+				return ctl, res, err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctl, nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// pollControls honours the controls other processes stored for sessions
+// running here.
+func (s *Service) pollControls(ctx context.Context) {
+	t := time.NewTicker(s.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pending, err := s.st.ControlsAfter(ctx, 0)
+		if err != nil {
+			continue // the store is busy or closing: try again next tick
+		}
+		for _, ctl := range pending {
+			sess, ok := s.runner.Session(ctl.SessionID)
+			if !ok {
+				continue // not ours: its owner (or its requester) takes it
+			}
+			outcome := "refused"
+			if res, err := s.applyLive(sess, ctl); err != nil {
+				outcome = "refused: " + err.Error()
+			} else {
+				outcome = res.Outcome
+			}
+			_ = s.st.CompleteControl(ctx, ctl.ID, outcome)
+		}
+	}
+}
+
+// honourPendingTermination ends a session a person asked to terminate
+// while no process ran it; it reports whether it did.
+func (s *Service) honourPendingTermination(ctx context.Context, id string) (bool, error) {
+	pending, err := s.st.PendingControls(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	for _, ctl := range pending {
+		if ctl.Kind != store.ControlTerminate {
+			continue
+		}
+		if _, err := s.runner.Terminate(ctx, id, ctl.Text); err != nil {
+			return false, err
+		}
+		return true, s.st.CompleteControl(ctx, ctl.ID, "terminated when the session was recovered")
+	}
+	return false, nil
+}

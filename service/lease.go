@@ -1,0 +1,173 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
+)
+
+// fencedLog is the runner's view of the store: every append of a session
+// this process owns carries its lease token, so nothing is recorded after
+// the lease passed to another process.
+type fencedLog struct {
+	st store.Store
+	mu sync.Mutex
+	// leases are the sessions owned here, by ID.
+	leases map[string]store.Lease
+}
+
+func newFencedLog(st store.Store) *fencedLog {
+	return &fencedLog{st: st, leases: map[string]store.Lease{}}
+}
+
+// asLog returns the log for the runner: an AsyncLog when the store can
+// append fenced without waiting, so commits keep overlapping the
+// session's next steps.
+func (l *fencedLog) asLog() loop.Log {
+	if _, ok := l.st.(fencedAsyncAppender); ok {
+		return asyncFencedLog{l}
+	}
+	return l
+}
+
+// fencedAsyncAppender is a store that appends fenced without blocking.
+type fencedAsyncAppender interface {
+	AppendFencedAsync(ctx context.Context, token int64, events []loop.Event, done func(error))
+}
+
+func (l *fencedLog) token(id string) (int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	le, ok := l.leases[id]
+	return le.Token, ok
+}
+
+// Append appends a session's events under its lease; a session without a
+// lease here is refused: the service owns every session it runs.
+func (l *fencedLog) Append(ctx context.Context, events ...loop.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	tok, ok := l.token(events[0].SessionID)
+	if !ok {
+		return errNotOwned(events[0].SessionID)
+	}
+	return l.st.AppendFenced(ctx, tok, events...)
+}
+
+func (l *fencedLog) Load(ctx context.Context, id string) ([]loop.Event, error) {
+	return l.st.Load(ctx, id)
+}
+
+type asyncFencedLog struct{ *fencedLog }
+
+func (l asyncFencedLog) AppendAsync(ctx context.Context, events []loop.Event, done func(error)) {
+	if len(events) == 0 {
+		done(nil)
+		return
+	}
+	tok, ok := l.token(events[0].SessionID)
+	if !ok {
+		done(errNotOwned(events[0].SessionID))
+		return
+	}
+	l.st.(fencedAsyncAppender).AppendFencedAsync(ctx, tok, events, done)
+}
+
+func errNotOwned(id string) error {
+	return &Error{Kind: ErrConflict, Msg: "session " + id + " is not owned by this process (no lease); nothing was recorded", Err: store.ErrLeaseLost}
+}
+
+// own takes the lease of session id for this process.
+func (s *Service) own(ctx context.Context, id string) error {
+	le, err := s.st.Acquire(ctx, id, s.cfg.Owner, s.cfg.LeaseTTL)
+	if errors.Is(err, store.ErrLeaseHeld) {
+		// The owner may be a process of this machine that died: its
+		// lease is free now rather than at its expiry.
+		if held, lerr := s.st.LeasesOf(ctx, id); lerr == nil {
+			if cur, ok := held[id]; ok && cur.Owner != s.cfg.Owner && processGone(cur.Owner) {
+				_ = s.st.Release(ctx, cur)
+				le, err = s.st.Acquire(ctx, id, s.cfg.Owner, s.cfg.LeaseTTL)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	s.log.mu.Lock()
+	s.log.leases[id] = le
+	s.log.mu.Unlock()
+	return nil
+}
+
+// disown gives the lease of session id up.
+func (s *Service) disown(id string) {
+	s.log.mu.Lock()
+	le, ok := s.log.leases[id]
+	delete(s.log.leases, id)
+	s.log.mu.Unlock()
+	if ok {
+		_ = s.st.Release(context.Background(), le)
+	}
+}
+
+// owned reports whether this process holds session id's lease.
+func (s *Service) owned(id string) bool {
+	_, ok := s.log.token(id)
+	return ok
+}
+
+// releaseAll gives up the leases of sessions not running any more.
+func (l *fencedLog) releaseAll(st store.Store) {
+	l.mu.Lock()
+	all := l.leases
+	l.leases = map[string]store.Lease{}
+	l.mu.Unlock()
+	for _, le := range all {
+		_ = st.Release(context.Background(), le)
+	}
+}
+
+// keepWhileRunning gives the lease up once the session stops running here.
+func (s *Service) keepWhileRunning(sess *loop.Session) {
+	go func() {
+		<-sess.Done()
+		s.disown(sess.ID())
+	}()
+}
+
+// renewLeases renews every lease held here, three times per TTL. A lease
+// that was lost is dropped: the fence then refuses the session's appends.
+func (s *Service) renewLeases(ctx context.Context) {
+	t := time.NewTicker(max(s.cfg.LeaseTTL/3, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.log.mu.Lock()
+		held := make([]store.Lease, 0, len(s.log.leases))
+		for _, le := range s.log.leases {
+			held = append(held, le)
+		}
+		s.log.mu.Unlock()
+		for _, le := range held {
+			next, err := s.st.Renew(ctx, le, s.cfg.LeaseTTL)
+			s.log.mu.Lock()
+			if cur, ok := s.log.leases[le.SessionID]; ok && cur.Token == le.Token {
+				if errors.Is(err, store.ErrLeaseLost) {
+					delete(s.log.leases, le.SessionID)
+				} else if err == nil {
+					s.log.leases[le.SessionID] = next
+				}
+			}
+			s.log.mu.Unlock()
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"iter"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
+)
+
+// Started is a session the service started or resumed in this process.
+type Started struct {
+	ID string
+	// Session is the handle of the session running here (Wait, Done).
+	Session *loop.Session
+}
+
+// Start records a new session for the caller's tenant and runs it here.
+func (s *Service) Start(ctx context.Context, c Caller, task loop.Task) (*Started, error) {
+	if err := c.need(ScopeWrite); err != nil {
+		return nil, err
+	}
+	if task.Prompt == "" && len(task.Messages) == 0 {
+		return nil, invalid("the task is empty: give a prompt or messages")
+	}
+	task.Tenant = c.Tenant
+	if task.ID == "" {
+		task.ID = s.cfg.Runner.NewID()
+	}
+	if err := s.own(ctx, task.ID); err != nil {
+		if errors.Is(err, store.ErrLeaseHeld) {
+			return nil, conflict("session %s already exists and runs elsewhere", task.ID)
+		}
+		return nil, err
+	}
+	sess, err := s.runner.Start(ctx, task)
+	if err != nil {
+		s.disown(task.ID)
+		if errors.Is(err, loop.ErrSeqConflict) {
+			return nil, conflict("session %s already exists", task.ID)
+		}
+		return nil, invalid("%v", err)
+	}
+	s.keepWhileRunning(sess)
+	return &Started{ID: sess.ID(), Session: sess}, nil
+}
+
+// Get returns a session's state. A session of another tenant is not found.
+func (s *Service) Get(ctx context.Context, c Caller, id string) (*loop.State, error) {
+	if err := c.need(ScopeRead); err != nil {
+		return nil, err
+	}
+	st, _, err := s.load(ctx, c, id)
+	return st, err
+}
+
+// Events returns the caller's view of a session's log after seq after:
+// the stored events, then new ones as they are committed.
+func (s *Service) Events(ctx context.Context, c Caller, id string, after int64) (iter.Seq2[loop.Event, error], error) {
+	if err := c.need(ScopeRead); err != nil {
+		return nil, err
+	}
+	if _, _, err := s.load(ctx, c, id); err != nil {
+		return nil, err
+	}
+	return s.feed.Events(ctx, id, after), nil
+}
+
+// List returns the caller's tenant's sessions (every tenant's with the
+// all-tenants scope), newest first.
+func (s *Service) List(ctx context.Context, c Caller, f store.Filter) ([]loop.Summary, error) {
+	if err := c.need(ScopeRead); err != nil {
+		return nil, err
+	}
+	if !c.has(ScopeAllTenants) {
+		f.Tenant = c.Tenant
+	}
+	if f.Limit < 0 || f.Offset < 0 {
+		return nil, invalid("limit and offset cannot be negative")
+	}
+	return s.st.List(ctx, f)
+}
+
+// Delete removes a session that no process runs.
+func (s *Service) Delete(ctx context.Context, c Caller, id string) error {
+	if err := c.need(ScopeWrite); err != nil {
+		return err
+	}
+	if _, _, err := s.load(ctx, c, id); err != nil {
+		return err
+	}
+	if _, running := s.runner.Session(id); running {
+		return conflict("session %s is running here: terminate it first", id)
+	}
+	if err := s.own(ctx, id); err != nil {
+		if errors.Is(err, store.ErrLeaseHeld) {
+			return conflict("session %s is running in another process: terminate it first", id)
+		}
+		return err
+	}
+	err := s.st.Delete(ctx, id)
+	s.disown(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("session %s not found", id)
+	}
+	return err
+}
+
+// load folds a session the caller may see.
+func (s *Service) load(ctx context.Context, c Caller, id string) (*loop.State, *loop.SessionStarted, error) {
+	if id == "" {
+		return nil, nil, invalid("no session ID given")
+	}
+	events, err := s.st.Load(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, notFound("session %s not found (list them with agentloop sessions list)", id)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	started, _ := events[0].Data.(*loop.SessionStarted)
+	if started == nil || !c.sees(started.Tenant) {
+		return nil, nil, notFound("session %s not found (list them with agentloop sessions list)", id)
+	}
+	st, err := loop.Fold(events)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, started, nil
+}
+
+// Recover resumes here every session a stopped process left running whose
+// lease expired (or that never had one); sessions another live process
+// owns are left to it. Terminations requested while nobody ran the
+// session are honoured instead of resuming it.
+func (s *Service) Recover(ctx context.Context, c Caller) ([]*Started, error) {
+	if err := c.need(ScopeControl); err != nil {
+		return nil, err
+	}
+	list, err := s.List(ctx, c, store.Filter{Status: []loop.Status{loop.StatusRunning}})
+	if err != nil {
+		return nil, err
+	}
+	var out []*Started
+	for _, sum := range list {
+		if _, here := s.runner.Session(sum.ID); here {
+			continue
+		}
+		if err := s.own(ctx, sum.ID); err != nil {
+			if errors.Is(err, store.ErrLeaseHeld) {
+				continue // a live process runs it
+			}
+			return out, err
+		}
+		if done, err := s.honourPendingTermination(ctx, sum.ID); err != nil || done {
+			s.disown(sum.ID)
+			if err != nil {
+				return out, err
+			}
+			continue
+		}
+		sess, err := s.runner.Resume(ctx, sum.ID, "recovered after a restart")
+		if err != nil {
+			s.disown(sum.ID)
+			return out, err
+		}
+		s.keepWhileRunning(sess)
+		out = append(out, &Started{ID: sum.ID, Session: sess})
+	}
+	return out, nil
+}
+
+// Abandoned lists the sessions left running that no live process owns:
+// their lease expired, its owner died, or they never had one.
+func (s *Service) Abandoned(ctx context.Context, c Caller) ([]loop.Summary, error) {
+	list, err := s.List(ctx, c, store.Filter{Status: []loop.Status{loop.StatusRunning}})
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	ids := make([]string, len(list))
+	for i, sum := range list {
+		ids[i] = sum.ID
+	}
+	leases, err := s.st.LeasesOf(ctx, ids...)
+	if err != nil {
+		return nil, err
+	}
+	now := s.cfg.Clock()
+	out := list[:0]
+	for _, sum := range list {
+		le, held := leases[sum.ID]
+		if held && le.Expires.After(now) && !processGone(le.Owner) {
+			continue
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}
