@@ -205,6 +205,11 @@ func (s *Service) WaitControl(ctx context.Context, c Caller, reqID int64) (store
 		}
 		if _, here := s.runner.Session(ctl.SessionID); !here {
 			if err := s.own(ctx, ctl.SessionID); err == nil {
+				// The owner may have honoured it just before it let go.
+				if again, err := s.st.Control(ctx, reqID); err != nil || again.Done {
+					s.disown(ctl.SessionID)
+					return again, nil, err
+				}
 				res, err := s.applyOwned(ctx, ctl)
 				outcome := "applied by the requesting process after the owner stopped"
 				if err != nil {
