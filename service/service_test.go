@@ -1,0 +1,170 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model/scripted"
+	"github.com/agentloop/agentloop/service"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/memory"
+	"github.com/agentloop/agentloop/store/sqlite"
+	"github.com/agentloop/agentloop/store/storetest"
+)
+
+// newService runs sessions with scripted replies (one script per session).
+func newService(t *testing.T, st store.Store, replies func() *scripted.Model, owner string) *service.Service {
+	t.Helper()
+	svc, err := service.New(service.Config{
+		Store: st, Owner: owner, PollInterval: 10 * time.Millisecond,
+		Runner: loop.Config{Resolve: func(context.Context, *loop.SessionStarted, *loop.State) (*loop.Env, error) {
+			return &loop.Env{Model: replies()}, nil
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	return svc
+}
+
+func slow(n int, d time.Duration) func() *scripted.Model {
+	return func() *scripted.Model {
+		var steps []scripted.Step
+		for range n {
+			steps = append(steps, scripted.Text("thinking").WithDelay(d))
+		}
+		return scripted.Replies(append(steps, scripted.Text("TASK_COMPLETE: done"))...)
+	}
+}
+
+func acme(scopes ...service.Scope) service.Caller {
+	return service.Caller{Tenant: "acme", Subject: "ann", Scopes: scopes}
+}
+
+var all = []service.Scope{service.ScopeRead, service.ScopeWrite, service.ScopeControl}
+
+func TestTypedErrorsAndTenants(t *testing.T) {
+	ctx := t.Context()
+	svc := newService(t, memory.New(), slow(0, 0), "")
+	started, err := svc.Start(ctx, acme(all...), loop.Task{Prompt: "x", Mode: loop.ModeSelfReasoning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := started.Session.Wait(ctx)
+	if err != nil || st.Status != loop.StatusCompleted {
+		t.Fatalf("%v %v", st, err)
+	}
+	globex := service.Caller{Tenant: "globex", Scopes: all}
+	cases := []struct {
+		name string
+		err  error
+		kind error
+	}{
+		{"another tenant's session is not found", func() error { _, err := svc.Get(ctx, globex, started.ID); return err }(), service.ErrNotFound},
+		{"an unknown session", func() error { _, err := svc.Get(ctx, acme(all...), "nope"); return err }(), service.ErrNotFound},
+		{"reading without the read scope", func() error { _, err := svc.Get(ctx, acme(service.ScopeWrite), started.ID); return err }(), service.ErrForbidden},
+		{"starting without the write scope", func() error { _, err := svc.Start(ctx, acme(service.ScopeRead), loop.Task{Prompt: "x"}); return err }(), service.ErrForbidden},
+		{"an empty task", func() error { _, err := svc.Start(ctx, acme(all...), loop.Task{}); return err }(), service.ErrInvalid},
+		{"an empty reply", func() error { _, err := svc.Reply(ctx, acme(all...), started.ID, ""); return err }(), service.ErrInvalid},
+		{"controlling an ended session", func() error { _, err := svc.Pause(ctx, acme(all...), started.ID, ""); return err }(), service.ErrConflict},
+		{"a decision without a call", func() error { _, err := svc.Decide(ctx, acme(all...), started.ID, loop.ApprovalDecision{}); return err }(), service.ErrInvalid},
+		{"another tenant terminating", func() error { _, err := svc.Terminate(ctx, globex, started.ID, ""); return err }(), service.ErrNotFound},
+	}
+	for _, c := range cases {
+		if service.KindOf(c.err) != c.kind {
+			t.Errorf("%s: %v, want %v", c.name, c.err, c.kind)
+		}
+	}
+	list, err := svc.List(ctx, globex, store.Filter{})
+	if err != nil || len(list) != 0 {
+		t.Fatalf("globex sees %d sessions", len(list))
+	}
+	list, _ = svc.List(ctx, acme(all...), store.Filter{})
+	if len(list) != 1 || list[0].Tenant != "acme" {
+		t.Fatalf("acme's list: %+v", list)
+	}
+	if err := svc.Delete(ctx, globex, started.ID); !errors.Is(err, service.ErrNotFound) {
+		t.Fatalf("globex deleting acme's session: %v", err)
+	}
+	if err := svc.Delete(ctx, acme(all...), started.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Get(ctx, acme(all...), started.ID); !errors.Is(err, service.ErrNotFound) {
+		t.Fatalf("after delete: %v", err)
+	}
+}
+
+// Two services on one database are two processes: controls for a session
+// one of them runs go through the store to it.
+func TestControlsReachTheOwningProcess(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	open := func() *sqlite.Store {
+		st, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	owner := newService(t, open(), slow(200, 20*time.Millisecond), "owner")
+	other := newService(t, open(), slow(0, 0), "other")
+	started, err := owner.Start(ctx, acme(all...), loop.Task{Prompt: "go on", Mode: loop.ModeSelfReasoning, Limits: &loop.Limits{MaxIterations: 500}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := other.Reply(ctx, acme(all...), started.ID, "consider the edge cases")
+	if err != nil || res.Request == nil {
+		t.Fatalf("reply from the other process: %+v %v", res, err)
+	}
+	ctl, _, err := other.WaitControl(ctx, acme(all...), res.Request.ID)
+	if err != nil || !ctl.Done || !strings.Contains(ctl.Outcome, "next step") {
+		t.Fatalf("reply request: %+v %v", ctl, err)
+	}
+	if err := other.Delete(ctx, acme(all...), started.ID); !errors.Is(err, service.ErrConflict) {
+		t.Fatalf("deleting a session another process runs: %v", err)
+	}
+	res, err = other.Terminate(ctx, acme(all...), started.ID, "failed")
+	if err != nil || res.Request == nil {
+		t.Fatalf("terminate: %+v %v", res, err)
+	}
+	st, err := started.Session.Wait(ctx)
+	if err != nil || st.Status != loop.StatusFailed || st.Reason != loop.ReasonFailedByUser {
+		t.Fatalf("owner's session ended %v (%v) %v", st.Status, st.Reason, err)
+	}
+	found := false
+	for _, m := range st.Conversation {
+		found = found || m.Content == "consider the edge cases"
+	}
+	if !found {
+		t.Fatal("the reply never reached the conversation")
+	}
+}
+
+// A process that lost its lease records nothing more: its next append is
+// refused and the session's log stays the new owner's.
+func TestLostLeaseRecordsNothing(t *testing.T) {
+	ctx := t.Context()
+	clock := storetest.NewClock()
+	st := memory.New(memory.WithClock(clock.Now))
+	svc := newService(t, st, slow(50, 20*time.Millisecond), "first")
+	started, err := svc.Start(ctx, acme(all...), loop.Task{Prompt: "go", Mode: loop.ModeSelfReasoning, Limits: &loop.Limits{MaxIterations: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	clock.Advance(time.Hour) // the first owner stalled past its lease
+	if _, err := st.Acquire(ctx, started.ID, "second", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	_, err = started.Session.Wait(ctx)
+	if !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("the stale owner went on: %v", err)
+	}
+}
