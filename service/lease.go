@@ -133,9 +133,19 @@ func (l *fencedLog) releaseAll(st store.Store) {
 }
 
 // keepWhileRunning gives the lease up once the session stops running here.
+//
+// The lease of a session that ended is only forgotten, not released (one
+// write less per session): no process runs an ended session again, and
+// the lease expires by itself.
 func (s *Service) keepWhileRunning(sess *loop.Session) {
 	go func() {
 		<-sess.Done()
+		if st, err := sess.Wait(context.Background()); err == nil && st.Status.Finished() {
+			s.log.mu.Lock()
+			delete(s.log.leases, sess.ID())
+			s.log.mu.Unlock()
+			return
+		}
 		s.disown(sess.ID())
 	}()
 }

@@ -68,7 +68,19 @@ var registry = tool.MustRegistry(AddTool())
 
 // Runner builds a runner over log with the add tool.
 func Runner(m model.Model, log loop.Log) (*loop.Runner, error) {
-	reg := registry
-	return loop.New(loop.Config{Model: m, ModelName: "bench", Tools: reg, Log: log, SystemPrompt: "You add numbers.",
-		Limits: loop.Limits{MaxIterations: K + 5}})
+	return loop.New(Config(m, log))
+}
+
+// Config is the runner configuration of the workload.
+func Config(m model.Model, log loop.Log) loop.Config {
+	return loop.Config{Model: m, ModelName: "bench", Tools: registry, Log: log, SystemPrompt: "You add numbers.",
+		Limits: loop.Limits{MaxIterations: K + 5}}
+}
+
+// Resolver gives every session the workload's tools and a fresh scripted
+// model, for runners that resolve sessions (package service).
+func Resolver(script *scripted.Script) loop.Resolver {
+	return func(context.Context, *loop.SessionStarted, *loop.State) (*loop.Env, error) {
+		return &loop.Env{Model: scripted.NewCompact(script), Tools: registry}, nil
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/agentloop/agentloop/bench/loopbench"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model/scripted"
+	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store/memory"
 	"github.com/agentloop/agentloop/store/sqlite"
 )
@@ -49,20 +50,33 @@ func run(sessions, rounds, concurrent int, latency time.Duration) error {
 	fmt.Printf("agentloop loop overhead: %d sessions × %d iterations per store per round, %d rounds, GOMAXPROCS=%d, %s\n\n",
 		sessions, loopbench.K+1, rounds, runtime.GOMAXPROCS(0), runtime.Version())
 	res := map[string][]result{}
+	names := []string{"memory", "sqlite", "sqlite+service"}
 	for r := range rounds {
-		for _, name := range []string{"memory", "sqlite"} {
+		for _, name := range names {
 			var log loop.Log
 			var closer func()
-			if name == "memory" {
+			var svc *service.Service
+			switch name {
+			case "memory":
 				log, closer = memory.New(), func() {}
-			} else {
-				st, err := sqlite.Open(filepath.Join(dir, fmt.Sprintf("r%d.db", r)))
+			default:
+				st, err := sqlite.Open(filepath.Join(dir, fmt.Sprintf("r%d-%s.db", r, name)))
 				if err != nil {
 					return err
 				}
 				log, closer = st, func() { st.Close() }
+				if name == "sqlite+service" {
+					// Through the control API: a lease per session and
+					// every append fenced by it.
+					cfg := loopbench.Config(nil, nil)
+					cfg.Model, cfg.Resolve = nil, loopbench.Resolver(loopbench.Script())
+					if svc, err = service.New(service.Config{Store: st, Runner: cfg}); err != nil {
+						return err
+					}
+					closer = func() { svc.Close(); st.Close() }
+				}
 			}
-			x, err := sequential(log, sessions)
+			x, err := sequential(log, svc, sessions)
 			closer()
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
@@ -73,7 +87,7 @@ func run(sessions, rounds, concurrent int, latency time.Duration) error {
 	fmt.Println("| store | ns/iteration (min / median / max) | allocs/iteration | bytes/iteration | time vs memory |")
 	fmt.Println("|---|---|---|---|---|")
 	memMed := median(res["memory"], func(r result) float64 { return r.nsPerIter })
-	for _, name := range []string{"memory", "sqlite"} {
+	for _, name := range names {
 		rs := res[name]
 		ns := func(r result) float64 { return r.nsPerIter }
 		fmt.Printf("| %s | %.0f / %.0f / %.0f | %.0f | %.0f | %.2f× |\n", name, minOf(rs, ns), median(rs, ns), maxOf(rs, ns),
@@ -89,9 +103,15 @@ func run(sessions, rounds, concurrent int, latency time.Duration) error {
 }
 
 // sequential runs sessions one after another and measures per iteration.
-func sequential(log loop.Log, n int) (result, error) {
+func sequential(log loop.Log, svc *service.Service, n int) (result, error) {
 	script := loopbench.Script()
 	ctx := context.Background()
+	once := func(ctx context.Context, log loop.Log, script *scripted.Script) error {
+		if svc != nil {
+			return onceService(ctx, svc)
+		}
+		return once(ctx, log, script)
+	}
 	// Warm up.
 	for range 20 {
 		if err := once(ctx, log, script); err != nil {
@@ -123,6 +143,18 @@ func once(ctx context.Context, log loop.Log, script *scripted.Script) error {
 		return err
 	}
 	st, err := r.Run(ctx, loop.Task{Prompt: "add the numbers"})
+	if err != nil {
+		return err
+	}
+	return loopbench.Check(st)
+}
+
+func onceService(ctx context.Context, svc *service.Service) error {
+	started, err := svc.Start(ctx, service.Local("bench"), loop.Task{Prompt: "add the numbers"})
+	if err != nil {
+		return err
+	}
+	st, err := started.Session.Wait(ctx)
 	if err != nil {
 		return err
 	}
