@@ -471,3 +471,27 @@ func TestGuideReachesTheNextModelCall(t *testing.T) {
 	}
 	refold(t, e, st)
 }
+
+func TestGuidanceIsRecordedWhenTheSessionStopsFirst(t *testing.T) {
+	e := newEnv()
+	m := scripted.Replies(scripted.Text("slow").WithDelay(time.Hour))
+	r := e.runner(t, m, nil, func(c *loop.Config) { c.Mode = loop.ModeSelfReasoning })
+	s, err := r.Start(t.Context(), loop.Task{Prompt: "think"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !slices.Contains(e.log.types(s.ID()), string(loop.TypeIterationStarted)) {
+		time.Sleep(time.Millisecond)
+	}
+	s.Guide("try the other way")
+	s.Terminate("different_approach")
+	st, err := s.Wait(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := refold(t, e, st)
+	last := got.Conversation[len(got.Conversation)-1]
+	if last.Content != "try the other way" || st.Status != loop.StatusTerminated {
+		t.Fatalf("status %s, last message %q", st.Status, last.Content)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/agentloop/agentloop/model"
 )
 
 // Session is a handle on a session running in this process.
@@ -121,6 +123,14 @@ func (s *Session) terminateRequested() (string, bool) {
 
 // emit applies an event to the state and buffers it for the log.
 func (s *Session) emit(p Payload) {
+	switch p.(type) {
+	case *SessionEnded, *SessionPaused, *SessionWaiting:
+		// A person's message given while the session ran is recorded
+		// before it stops, whatever stops it: it is never lost.
+		for _, text := range s.takeGuidance() {
+			s.emit(&MessageAdded{Role: model.RoleUser, Content: text, Kind: KindUser})
+		}
+	}
 	e := NewEvent(s.id, s.state.Seq+1, s.r.cfg.Clock(), p)
 	if err := s.state.Apply(e); err != nil {
 		// Only a bug in the runner can get here: the runner numbers its own events.

@@ -87,11 +87,16 @@ func (s *Service) Delete(ctx context.Context, c Caller, id string) error {
 	if err := c.need(ScopeWrite); err != nil {
 		return err
 	}
-	if _, _, err := s.load(ctx, c, id); err != nil {
+	st, _, err := s.load(ctx, c, id)
+	if err != nil {
 		return err
 	}
 	if _, running := s.runner.Session(id); running {
 		return conflict("session %s is running here: terminate it first", id)
+	}
+	if st.Status.Finished() {
+		// Nobody runs an ended session: no lease needed.
+		return s.deleted(id, s.st.Delete(ctx, id))
 	}
 	if err := s.own(ctx, id); err != nil {
 		if errors.Is(err, store.ErrLeaseHeld) {
@@ -99,8 +104,12 @@ func (s *Service) Delete(ctx context.Context, c Caller, id string) error {
 		}
 		return err
 	}
-	err := s.st.Delete(ctx, id)
+	err = s.st.Delete(ctx, id)
 	s.disown(id)
+	return s.deleted(id, err)
+}
+
+func (s *Service) deleted(id string, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound("session %s not found", id)
 	}
