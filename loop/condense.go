@@ -98,11 +98,10 @@ func (s *Session) fitContext(ctx context.Context) (bool, error) {
 		after = before // nothing could be freed
 	}
 	if after > window {
-		s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: "the conversation no longer fits the context window"})
-		s.emit(&SessionEnded{Status: StatusFailed, Reason: ReasonContextExhausted,
+		s.endSession(&SessionEnded{Status: StatusFailed, Reason: ReasonContextExhausted,
 			Detail: fmt.Sprintf("the conversation needs about %d tokens and the context window is %d, even after condensing; raise it (--context-window, or --num-ctx for Ollama) or split the task", after, window),
-			Answer: st.LastAnswer(), Partial: true})
-		return false, s.flush(ctx)
+			Answer: st.LastAnswer(), Partial: true}, "the conversation no longer fits the context window")
+		return false, nil
 	}
 	return true, nil
 }

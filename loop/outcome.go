@@ -90,10 +90,9 @@ func (s *Session) truncatedReply(resp *model.Response, calls []model.ToolCall) e
 		s.emit(&Warning{Code: "truncated_tool_calls", Message: "the reply hit the token limit with tool calls in it; none of them ran, since their arguments may be cut"})
 	}
 	if st.trailingKind(KindTruncated) >= maxTruncatedContinuations || st.CurrentIteration >= st.MaxIterations {
-		s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: "reply cut off by the token limit"})
-		s.emit(&SessionEnded{Status: StatusFailed, Reason: ReasonTruncated,
+		s.endSession(&SessionEnded{Status: StatusFailed, Reason: ReasonTruncated,
 			Detail: "the model's replies kept hitting the token limit; raise the model's max tokens or ask for a shorter answer",
-			Answer: st.continuedText(resp.Text), Partial: true})
+			Answer: st.continuedText(resp.Text), Partial: true}, "reply cut off by the token limit")
 		return nil
 	}
 	msg := "Your reply was cut off by the token limit. Continue exactly where it stopped, without repeating what you wrote."
@@ -110,9 +109,8 @@ func (s *Session) truncatedReply(resp *model.Response, calls []model.ToolCall) e
 func (s *Session) emptyReply() {
 	st := s.state
 	if st.trailingKind(KindEmptyReply) >= 1 || st.CurrentIteration >= st.MaxIterations {
-		s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: "empty reply"})
-		s.emit(&SessionEnded{Status: StatusFailed, Reason: ReasonEmptyReply,
-			Detail: "the model sent empty replies (no text and no tool call); check the model and its context size", Answer: st.LastAnswer(), Partial: true})
+		s.endSession(&SessionEnded{Status: StatusFailed, Reason: ReasonEmptyReply,
+			Detail: "the model sent empty replies (no text and no tool call); check the model and its context size", Answer: st.LastAnswer(), Partial: true}, "empty reply")
 		return
 	}
 	s.emit(&Warning{Code: "empty_reply", Message: "the model's reply was empty; asking it again"})
@@ -123,10 +121,7 @@ func (s *Session) emptyReply() {
 // the task: they can reply with guidance (the session goes on) or
 // terminate it.
 func (s *Session) gaveUp(answer string) {
-	st := s.state
-	if it := st.current(); it != nil && it.Status == IterationInProgress {
-		s.emit(&IterationEnded{N: it.N, Status: IterationCompleted})
-	}
+	s.closeIteration(IterationCompleted, "", "")
 	s.emit(&SessionWaiting{Reason: ReasonModelGaveUp,
 		Question: "The model says it cannot finish the task:\n\n" + strings.TrimSpace(answer) +
 			"\n\nReply with guidance to let it try again, or terminate the session (reason failed, or different_approach)."})

@@ -142,6 +142,10 @@ type IterationEnded struct {
 	N      int             `json:"n"`
 	Status IterationStatus `json:"status"`
 	Error  string          `json:"error,omitempty"`
+	// Answer is the final answer the iteration ended with, when it did:
+	// the session settles it next (gate, verification, end) — after a
+	// crash too, without asking the model again.
+	Answer string `json:"answer,omitempty"`
 }
 
 // ApprovalRequested asks a person to approve a tool call.

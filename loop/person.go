@@ -57,9 +57,9 @@ func (s *Session) permissionDenied(ctx context.Context, call model.ToolCall, out
 	for _, rest := range st.PendingCalls {
 		s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: rest.ID, Name: rest.Name, Output: "not run: an earlier call was refused access and the session waits for a person", IsError: true, Refused: true})
 	}
-	s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: "permission denied: " + call.Name})
+	s.closeIteration(IterationFailed, "permission denied: "+call.Name, "")
 	s.emit(&SessionWaiting{Reason: ReasonPermissionDenied, Question: fmt.Sprintf(
 		"The tool %s was refused access:\n%s\n\nFix the permissions (or the path) and resume the session, reply with guidance, or terminate it.",
 		call.Name, strings.TrimPrefix(output, "error: "))})
-	return s.flush(ctx)
+	return nil
 }

@@ -393,6 +393,10 @@ func (r *Runner) resume(ctx context.Context, id string, prepare func(*Session, *
 		return nil, err
 	}
 	for _, p := range extra {
+		if end, ok := p.(*SessionEnded); ok {
+			s.endSession(end, "")
+			continue
+		}
 		s.emit(p)
 	}
 	if err := s.flush(ctx); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/agentloop/agentloop/model"
 )
@@ -20,6 +21,10 @@ type Session struct {
 	state *State // owned by the session goroutine until done is closed
 	stop  StopCondition
 	buf   []Event
+	// unsavedReply: a model reply is emitted but not yet durable.
+	unsavedReply bool
+	// grace times the commit of events recorded before a model call.
+	grace *time.Timer
 	// pending receives the outcome of a flushBehind in flight, whose
 	// events are held in behind (nil when none is in flight); spare is a
 	// buffer to reuse.
@@ -131,6 +136,9 @@ func (s *Session) emit(p Payload) {
 			s.emit(&MessageAdded{Role: model.RoleUser, Content: text, Kind: KindUser})
 		}
 	}
+	if _, ok := p.(*ModelResponded); ok {
+		s.unsavedReply = true
+	}
 	e := NewEvent(s.id, s.state.Seq+1, s.r.cfg.Clock(), p)
 	if err := s.state.Apply(e); err != nil {
 		// Only a bug in the runner can get here: the runner numbers its own events.
@@ -147,6 +155,7 @@ func (s *Session) flush(ctx context.Context) error {
 		return err
 	}
 	if len(s.buf) == 0 {
+		s.unsavedReply = false // it was in the commit just waited for
 		return nil
 	}
 	if s.detached == nil {
@@ -157,6 +166,7 @@ func (s *Session) flush(ctx context.Context) error {
 	}
 	clear(s.buf)
 	s.buf = s.buf[:0]
+	s.unsavedReply = false
 	return nil
 }
 

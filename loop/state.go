@@ -225,7 +225,19 @@ type State struct {
 
 	// recent holds the last finished iterations reduced for stuck detection.
 	recent []step
+
+	// PendingAnswer is a final answer the session has not settled yet
+	// (iteration.ended carried it; nothing has followed that decides it).
+	PendingAnswer string `json:"-"`
+	// answerSeq is the seq of the iteration.ended that carried it.
+	answerSeq int64
+	// WrappedUp: the limit's wrap-up call was made.
+	WrappedUp bool `json:"-"`
 }
+
+// answerChecked reports whether events followed the pending answer (a
+// gate's verdict): settling it again skips the gate.
+func (s *State) answerChecked() bool { return s.PendingAnswer != "" && s.Seq > s.answerSeq }
 
 // Fold builds a state from a whole log.
 func Fold(events []Event) (*State, error) {
@@ -249,6 +261,7 @@ func (s *State) Apply(e Event) error {
 		return fmt.Errorf("event %d belongs to session %s, not %s", e.Seq, e.SessionID, s.ID)
 	}
 	s.Seq = e.Seq
+	s.trackSettlement(e)
 	switch d := e.Data.(type) {
 	case *SessionStarted:
 		s.ID = e.SessionID

@@ -45,6 +45,9 @@ func (s *Session) run(ctx context.Context) error {
 		open := it != nil && it.Status == IterationInProgress
 		var err error
 		switch {
+		case st.PendingAnswer != "" && !open:
+			// A final answer not settled yet (a crash came between).
+			err = s.settle(callCtx, st.PendingAnswer, st.answerChecked())
 		case open && !it.Responded:
 			err = s.callModel(callCtx)
 		case open && len(st.PendingCalls) > 0:
@@ -72,23 +75,23 @@ func (s *Session) between(ctx context.Context) error {
 		s.pauseReq = ""
 		s.mu.Unlock()
 		s.emit(&SessionPaused{Reason: ReasonUser, Detail: note})
-		return s.flush(ctx)
+		return nil
 	}
 	st := s.state
 	d := s.stop.Check(st, s.r.cfg.Clock())
 	switch d.Action {
 	case End:
-		return s.end(ctx, d)
+		return s.endByLimit(ctx, d)
 	case Pause:
 		s.emit(&SessionPaused{Reason: d.Reason, Detail: d.Detail})
-		return s.flush(ctx)
+		return nil
 	}
 	n := st.CurrentIteration + 1
 	s.emit(&IterationStarted{N: n})
 	s.limitWarnings(n)
-	// Committed now, overlapping the model call: watchers see the iteration
-	// start when it starts, and the call never waits on the commit.
-	return s.flushBehind(ctx, false)
+	// The model call commits it (see commitFor): watchers see the
+	// iteration start when it starts, and the call never waits on it.
+	return nil
 }
 
 // limitWarnings tells the model when this is its last call, or when a
@@ -133,7 +136,10 @@ func (s *Session) callModel(ctx context.Context) error {
 	// opened with; st.Model is the recorded PROVIDER/NAME spec, which no
 	// provider accepts on the wire.
 	req := &model.Request{Messages: withContext(st, s.env.Context), Tools: s.env.Tools.Specs()}
-	resp, dur, err := s.generate(ctx, req)
+	resp, dur, err, cerr := s.generateCommitting(ctx, req)
+	if cerr != nil {
+		return cerr
+	}
 	if err != nil {
 		return s.modelFailed(ctx, err, dur)
 	}
@@ -176,10 +182,10 @@ func (s *Session) textReply(ctx context.Context, text string, rec Recovered) err
 	}
 	if rec.Attempted {
 		s.emit(&Warning{Code: "unrecovered_tool_call", Message: "the model's tool call could not be read after one correction: " + rec.Problem})
-		s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: "malformed tool call: " + rec.Problem})
-		s.emit(&SessionEnded{Status: StatusFailed, Reason: ReasonMalformedToolCall,
-			Detail: "the model's tool call could not be read after a correction request (" + rec.Problem + "); try a model with native tool calls or another --model"})
-		return s.flush(ctx)
+		s.endSession(&SessionEnded{Status: StatusFailed, Reason: ReasonMalformedToolCall,
+			Detail: "the model's tool call could not be read after a correction request (" + rec.Problem + "); try a model with native tool calls or another --model"},
+			"malformed tool call: "+rec.Problem)
+		return nil
 	}
 	text = st.continuedText(text)
 	answer, marked := finalAnswer(text, st.Marker)
@@ -198,11 +204,11 @@ func (s *Session) textReply(ctx context.Context, text string, rec Recovered) err
 	}
 	if strings.TrimSpace(text) == "" {
 		s.emptyReply()
-		return s.flush(ctx)
+		return nil
 	}
 	if !st.planFailed() && AdmitsFailure(text) {
 		s.gaveUp(text)
-		return s.flush(ctx)
+		return nil
 	}
 	return s.complete(ctx, text)
 }
@@ -311,24 +317,18 @@ func (s *Session) modelFailed(ctx context.Context, err error, dur time.Duration)
 	case fault && st.current().Faults < 2:
 		// A call that timed out or got an unreadable reply is made once more.
 		s.emit(&Warning{Code: "model_call_retry", Message: "the model call failed (" + err.Error() + "); trying once more"})
-		return s.flush(ctx)
 	case fault && timeout:
 		s.emit(&SessionPaused{Reason: ReasonModelTimeout, Detail: "the model call timed out twice in a row (" + err.Error() + "); resume the session to try again, with a larger --model-timeout for a slow model"})
-		return s.flush(ctx)
 	case fault:
 		s.emit(&SessionPaused{Reason: ReasonModelError, Detail: "the provider sent an unreadable reply twice in a row (" + err.Error() + "); check --base-url and the server, then resume the session"})
-		return s.flush(ctx)
 	case retryable:
 		s.emit(&SessionPaused{Reason: ReasonModelError, Detail: "the model kept failing: " + err.Error() + " — resume the session to retry"})
-		return s.flush(ctx)
 	case timeout:
-		s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: err.Error()})
-		return s.flush(ctx)
+		s.closeIteration(IterationFailed, err.Error(), "")
 	default:
-		s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationFailed, Error: err.Error()})
-		s.emit(&SessionEnded{Status: StatusError, Reason: ReasonError, Detail: err.Error(), Answer: s.state.LastAnswer()})
-		return s.flush(ctx)
+		s.endSession(&SessionEnded{Status: StatusError, Reason: ReasonError, Detail: err.Error(), Answer: s.state.LastAnswer()}, err.Error())
 	}
+	return nil
 }
 
 // normaliseCalls gives every call a unique ID and an object for arguments.
@@ -377,54 +377,74 @@ func (s *Session) endIteration(ctx context.Context) error {
 	if it.Error != "" || (len(it.ToolCalls) > 0 && errs == len(it.ToolCalls)) {
 		status = IterationFailed
 	}
-	s.emit(&IterationEnded{N: it.N, Status: status})
+	s.closeIteration(status, "", "")
 	if pattern, detail, reason, found := st.DetectStuck(); found {
 		if st.StuckDetections == 0 && !st.Limits.StuckNoNudge {
 			s.emit(&StuckDetected{Pattern: pattern, Detail: detail, Action: "nudge"})
 			s.emit(&MessageAdded{Role: model.RoleUser, Content: s.r.cfg.Texts.StuckNudge(StuckDescription(pattern), detail), Kind: KindNudge})
 		} else if st.Limits.OnStuck == "end" {
 			s.emit(&StuckDetected{Pattern: pattern, Detail: detail, Action: "end"})
-			return s.end(ctx, Decision{Action: End, Status: StatusFailed, Reason: reason, Detail: detail})
+			return s.endByLimit(ctx, Decision{Action: End, Status: StatusFailed, Reason: reason, Detail: detail})
 		} else {
 			s.emit(&StuckDetected{Pattern: pattern, Detail: detail, Action: "pause"})
 			s.emit(&SessionWaiting{Reason: reason, Question: "The session seems stuck (" + detail + "). Reply with guidance, resume it, or terminate it."})
 		}
 	}
-	if s.state.Status == StatusRunning {
-		return nil // between() commits it together with the next iteration.started
-	}
-	return s.flush(ctx)
+	return nil // committed with the next iteration's start, or as the session stops
 }
 
-// complete ends the session with the model's answer, after verification
-// when the session has a verifier. A failed verification goes back to the
-// model while iterations remain, so it can fix what is wrong.
+// complete closes the iteration with the model's final answer and
+// settles it.
 func (s *Session) complete(ctx context.Context, answer string) error {
+	s.closeIteration(IterationCompleted, "", answer)
+	return s.settle(ctx, answer, false)
+}
+
+// settle decides a final answer: the gate (unless its verdict is already
+// recorded), a failed plan, then verification when the session has a
+// verifier. The reply and the answer are durable before the gate or the
+// verifier runs, so a crash during a long verification settles the same
+// answer on resume. A failed verification goes back to the model while
+// iterations remain, so it can fix what is wrong.
+func (s *Session) settle(ctx context.Context, answer string, gateDone bool) error {
 	st := s.state
-	s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationCompleted})
-	if !s.gateAnswer(ctx, answer) {
-		return s.flush(ctx) // the gate added what comes next
+	if !gateDone && s.env.Gate != nil {
+		if err := s.commitFor(ctx, effectCheck); err != nil {
+			return err
+		}
+		if !s.gateAnswer(ctx, answer) {
+			return nil // the gate added what comes next
+		}
 	}
 	if st.planFailed() {
-		s.emit(&SessionEnded{Status: StatusFailed, Reason: ReasonPlanFailed, Detail: "the model failed its plan: " + st.Plan.Reason, Answer: answer, Partial: true})
-		return s.flush(ctx)
+		s.endSession(&SessionEnded{Status: StatusFailed, Reason: ReasonPlanFailed, Detail: "the model failed its plan: " + st.Plan.Reason, Answer: answer, Partial: true}, "")
+		return nil
+	}
+	if s.env.Verifier != nil {
+		if err := s.commitFor(ctx, effectCheck); err != nil {
+			return err
+		}
 	}
 	switch s.verify(ctx, "completion") {
 	case "", VerifyPass:
-		s.emit(&SessionEnded{Status: StatusCompleted, Reason: ReasonCompleted, Answer: answer})
+		s.endSession(&SessionEnded{Status: StatusCompleted, Reason: ReasonCompleted, Answer: answer}, "")
 	default:
-		if st.CurrentIteration < st.MaxIterations && ctx.Err() == nil {
-			s.emit(&MessageAdded{Role: model.RoleUser, Content: verificationFeedback(st.Verification.Checks), Kind: KindVerification})
-			return s.flush(ctx)
+		if ctx.Err() != nil {
+			return nil // interrupted while verifying: run() pauses; resume verifies again
 		}
-		s.emit(&SessionEnded{Status: StatusFailed, Reason: ReasonVerificationFailed, Detail: "verification " + st.Verification.Outcome + " after the model's final answer", Answer: answer, Partial: true})
+		if st.CurrentIteration < st.MaxIterations {
+			s.emit(&MessageAdded{Role: model.RoleUser, Content: verificationFeedback(st.Verification.Checks), Kind: KindVerification})
+			return nil
+		}
+		s.endSession(&SessionEnded{Status: StatusFailed, Reason: ReasonVerificationFailed, Detail: "verification " + st.Verification.Outcome + " after the model's final answer", Answer: answer, Partial: true}, "")
 	}
-	return s.flush(ctx)
+	return nil
 }
 
-// end finishes the session because of a limit, after one tool-less
-// wrap-up call for a best-effort answer when allowed.
-func (s *Session) end(ctx context.Context, d Decision) error {
+// endByLimit finishes the session because of a limit, after one tool-less
+// wrap-up call for a best-effort answer when allowed (once: a session that
+// crashed after it does not call again).
+func (s *Session) endByLimit(ctx context.Context, d Decision) error {
 	st := s.state
 	status := d.Status
 	if status == "" {
@@ -434,10 +454,11 @@ func (s *Session) end(ctx context.Context, d Decision) error {
 		}
 	}
 	answer, partial := s.state.LastAnswer(), true
+	wrappedBefore := st.WrappedUp // by this session before a crash
 	// No wrap-up past a budget: it would spend more.
-	if st.Limits.wrapUp() && st.InteractionCount > 0 && d.Reason != ReasonBudgetTokens && d.Reason != ReasonBudgetCost && ctx.Err() == nil {
+	if !wrappedBefore && st.Limits.wrapUp() && st.InteractionCount > 0 && d.Reason != ReasonBudgetTokens && d.Reason != ReasonBudgetCost && ctx.Err() == nil {
 		s.emit(&MessageAdded{Role: model.RoleUser, Content: s.r.cfg.Texts.WrapUp(d.Reason), Kind: KindWrapUp})
-		if err := s.flush(ctx); err != nil {
+		if err := s.commitFor(ctx, effectModelCall); err != nil {
 			return err
 		}
 		wctx, cancel := context.WithTimeout(ctx, s.wrapUpTimeout())
@@ -447,18 +468,21 @@ func (s *Session) end(ctx context.Context, d Decision) error {
 			s.emit(&ModelResponded{Iteration: st.CurrentIteration, Text: resp.Text, Reasoning: resp.Reasoning, FinishReason: resp.FinishReason,
 				Usage: resp.Usage, CostUSD: s.cost(resp.Usage), DurationMS: dur.Milliseconds(), WrapUp: true})
 			answer = resp.Text
-			if a, ok := afterMarker(answer, st.Marker); ok && st.Mode == ModeSelfReasoning {
-				answer = a
-			}
 		} else if _, term := s.terminateRequested(); !term {
 			s.emit(&Warning{Code: "wrap_up_failed", Message: "the final best-effort call failed: " + err.Error()})
 		}
 	}
-	if ctx.Err() == nil {
+	if a, ok := afterMarker(answer, st.Marker); ok && st.Mode == ModeSelfReasoning && (st.WrappedUp || wrappedBefore) {
+		answer = a
+	}
+	if ctx.Err() == nil && s.env.Verifier != nil {
+		if err := s.commitFor(ctx, effectCheck); err != nil {
+			return err
+		}
 		s.verify(ctx, "limit")
 	}
-	s.emit(&SessionEnded{Status: status, Reason: d.Reason, Detail: d.Detail, Answer: answer, Partial: partial && answer != ""})
-	return s.flush(ctx)
+	s.endSession(&SessionEnded{Status: status, Reason: d.Reason, Detail: d.Detail, Answer: answer, Partial: partial && answer != ""}, "")
+	return nil
 }
 
 // wrapUpTimeout bounds the wrap-up call: the model call limit (2 minutes
@@ -486,11 +510,8 @@ func (s *Session) endTerminated(ctx context.Context) error {
 	for _, c := range st.PendingCalls {
 		s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: c.ID, Name: c.Name, Output: "not run: the session was terminated", IsError: true, Refused: true})
 	}
-	if it := st.current(); it != nil && it.Status == IterationInProgress {
-		s.emit(&IterationEnded{N: it.N, Status: IterationFailed, Error: "terminated: " + reason})
-	}
 	status, why := TerminationOutcome(reason)
-	s.emit(&SessionEnded{Status: status, Reason: why, Detail: reason, Answer: s.state.LastAnswer(), Partial: status != StatusCompleted})
+	s.endSession(&SessionEnded{Status: status, Reason: why, Detail: reason, Answer: s.state.LastAnswer(), Partial: status != StatusCompleted}, "terminated: "+reason)
 	return s.flush(ctx)
 }
 

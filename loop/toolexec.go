@@ -47,7 +47,7 @@ func (s *Session) runCalls(ctx context.Context) error {
 			return s.execute(ctx, t, call, open.Input)
 		}
 		s.emit(&ToolFinished{Iteration: it.N, CallID: call.ID, Name: call.Name, Output: cfg.Texts.UnknownOutcome(call.Name), IsError: true, Unknown: true})
-		return s.flush(ctx)
+		return nil
 	}
 
 	position := 0
@@ -77,7 +77,7 @@ func (s *Session) runCalls(ctx context.Context) error {
 			if !decided || dec.ArgsHash != hash {
 				s.emit(&ApprovalRequested{CallID: call.ID, Name: call.Name, Input: call.Arguments, ArgsHash: hash})
 				s.emit(&SessionWaiting{Reason: ReasonApproval, Question: fmt.Sprintf("Allow %s %s?", call.Name, compactJSON(call.Arguments))})
-				return s.flush(ctx)
+				return nil
 			}
 			if !dec.Approved {
 				why := "denied by the user"
@@ -99,11 +99,11 @@ func (s *Session) runCalls(ctx context.Context) error {
 	// after a crash it is never silently run again. An idempotent one may
 	// run while the commit is in flight — if the process dies first, the
 	// call is simply made again on recovery.
-	flush := s.flush
+	kind := effectTool
 	if tool.IsIdempotent(t) {
-		flush = func(ctx context.Context) error { return s.flushBehind(ctx, true) }
+		kind = effectIdempotentTool
 	}
-	if err := flush(ctx); err != nil {
+	if err := s.commitFor(ctx, kind); err != nil {
 		return err
 	}
 	return s.execute(ctx, t, call, input)
@@ -175,7 +175,7 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 			}
 			if !st.planFailed() && (p.Failed || AdmitsFailure(p.Answer)) {
 				s.gaveUp(p.Answer)
-				return s.flush(ctx)
+				return nil
 			}
 			return s.complete(ctx, p.Answer)
 		case *SessionWaiting:
@@ -184,9 +184,9 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 			for _, rest := range st.PendingCalls {
 				s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: rest.ID, Name: rest.Name, Output: "not run: the session is waiting for the user's answer; ask again afterwards if still needed", IsError: true, Refused: true})
 			}
-			s.emit(&IterationEnded{N: st.CurrentIteration, Status: IterationCompleted})
+			s.closeIteration(IterationCompleted, "", "")
 			s.emit(p)
-			return s.flush(ctx)
+			return nil
 		case *PlanUpdated, *MemorySet, *Warning:
 			s.emit(p)
 		default:

@@ -1,0 +1,120 @@
+package loop
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentloop/agentloop/model"
+)
+
+// The executor is the session's run loop (step.go): it performs effects —
+// model calls, tool runs, gate checks, verification — and it is the only
+// code that commits. What must be durable before an effect starts is
+// decided here and nowhere else:
+//
+//  1. A model reply is durable before any other effect starts, so a crash
+//     never makes the session pay for the same reply twice.
+//  2. Nothing that is not idempotent (a tool that does not declare itself
+//     idempotent, a gate, the verifier's commands) starts before every
+//     earlier event is durable: after a crash it is never silently run again.
+//  3. Everything else commits behind the session's next steps (AsyncLog),
+//     so watchers see it as soon as it is durable and the session does not
+//     wait for it.
+//
+// The other commit point is the run loop itself: when the session stops
+// running here (ended, paused, waiting), everything is made durable.
+type effect int
+
+const (
+	// effectModelCall is a model call, the wrap-up call included.
+	effectModelCall effect = iota
+	// effectIdempotentTool is a tool that may safely run twice.
+	effectIdempotentTool
+	// effectTool is a tool that must not run twice.
+	effectTool
+	// effectCheck is a gate's verdict or a verification run.
+	effectCheck
+)
+
+// commitFor makes durable what effect e needs durable before it starts.
+func (s *Session) commitFor(ctx context.Context, e effect) error {
+	if s.unsavedReply {
+		return s.flush(ctx) // rule 1
+	}
+	switch e {
+	case effectModelCall:
+		// Earlier events commit while the model works; a tool's result
+		// never waits behind the model.
+		return s.flushBehind(ctx, false)
+	case effectIdempotentTool:
+		return s.flushBehind(ctx, true)
+	}
+	return s.flush(ctx) // rule 2
+}
+
+// commitGrace is how long the events recorded before a model call wait
+// for its reply to commit together with it (one commit instead of two);
+// when the model takes longer they commit behind the call, so watchers
+// see an iteration start within this much of its start.
+const commitGrace = 2 * time.Millisecond
+
+// generateCommitting makes the model call while committing what came
+// before it (effectModelCall): with the reply when it comes within
+// commitGrace, else behind the call. A log that cannot commit behind
+// (not an AsyncLog) commits first. cerr is a failed commit.
+func (s *Session) generateCommitting(ctx context.Context, req *model.Request) (resp *model.Response, dur time.Duration, err, cerr error) {
+	_, async := s.r.cfg.Log.(AsyncLog)
+	if !async || s.unsavedReply || len(s.buf) == 0 || s.behind != nil {
+		if cerr = s.commitFor(ctx, effectModelCall); cerr != nil {
+			return nil, 0, nil, cerr
+		}
+		resp, dur, err = s.generate(ctx, req)
+		return resp, dur, err, nil
+	}
+	type reply struct {
+		resp *model.Response
+		dur  time.Duration
+		err  error
+	}
+	done := make(chan reply, 1)
+	go func() {
+		r, d, e := s.generate(ctx, req)
+		done <- reply{r, d, e}
+	}()
+	if s.grace == nil {
+		s.grace = time.NewTimer(commitGrace)
+	} else {
+		s.grace.Reset(commitGrace)
+	}
+	var r reply
+	select {
+	case r = <-done:
+		s.grace.Stop() // a quick reply: the buffer commits with it
+	case <-s.grace.C:
+		cerr = s.commitFor(ctx, effectModelCall)
+		r = <-done
+	}
+	return r.resp, r.dur, r.err, cerr
+}
+
+// closeIteration is the one producer of iteration.ended: it closes the
+// open iteration, if any, with a status, an error and the final answer it
+// ended with.
+func (s *Session) closeIteration(status IterationStatus, errText, answer string) {
+	it := s.state.current()
+	if it == nil || it.Status != IterationInProgress {
+		return
+	}
+	s.emit(&IterationEnded{N: it.N, Status: status, Error: errText, Answer: answer})
+}
+
+// endSession is the one producer of session.ended. An open iteration is
+// closed first: failed, unless the session completed.
+func (s *Session) endSession(e *SessionEnded, iterationError string) {
+	status := IterationFailed
+	if e.Status == StatusCompleted {
+		status = IterationCompleted
+	}
+	s.closeIteration(status, iterationError, "")
+	s.emit(e)
+}
