@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/scripted"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
@@ -166,5 +167,51 @@ func TestLostLeaseRecordsNothing(t *testing.T) {
 	_, err = started.Session.Wait(ctx)
 	if !errors.Is(err, store.ErrLeaseLost) {
 		t.Fatalf("the stale owner went on: %v", err)
+	}
+}
+
+// A watcher sees an iteration start while its model call is still under
+// way (the call never returns until the watcher has seen it).
+func TestWatchersSeeTheIterationStartDuringTheCall(t *testing.T) {
+	ctx := t.Context()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	seen := make(chan struct{})
+	slowModel := model.Func(func(ctx context.Context, _ *model.Request, _ model.StreamFunc) (*model.Response, error) {
+		select {
+		case <-seen:
+			return &model.Response{Text: "TASK_COMPLETE: done", FinishReason: model.FinishStop}, nil
+		case <-time.After(10 * time.Second):
+			return nil, errors.New("no watcher saw iteration.started while the model was working")
+		}
+	})
+	svc, err := service.New(service.Config{Store: st, Runner: loop.Config{Model: slowModel}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	started, err := svc.Start(ctx, acme(all...), loop.Task{Prompt: "x", Mode: loop.ModeSelfReasoning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := svc.Events(ctx, acme(all...), started.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev, err := range events {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == loop.TypeIterationStarted {
+			close(seen)
+			break
+		}
+	}
+	final, err := started.Session.Wait(ctx)
+	if err != nil || final.Status != loop.StatusCompleted {
+		t.Fatalf("%v %v", final, err)
 	}
 }
