@@ -97,24 +97,37 @@ func (s *Session) generateCommitting(ctx context.Context, req *model.Request) (r
 	return r.resp, r.dur, r.err, cerr
 }
 
-// closeIteration is the one producer of iteration.ended: it closes the
-// open iteration, if any, with a status, an error and the final answer it
-// ended with.
+// closeIteration records the end of the open iteration, if any.
 func (s *Session) closeIteration(status IterationStatus, errText, answer string) {
-	it := s.state.current()
-	if it == nil || it.Status != IterationInProgress {
-		return
-	}
-	s.emit(&IterationEnded{N: it.N, Status: status, Error: errText, Answer: answer})
+	s.record(iterationEnd(s.state, status, errText, answer))
 }
 
-// endSession is the one producer of session.ended. An open iteration is
-// closed first: failed, unless the session completed.
+// endSession records the end of the session (see sessionEnd).
 func (s *Session) endSession(e *SessionEnded, iterationError string) {
-	status := IterationFailed
-	if e.Status == StatusCompleted {
-		status = IterationCompleted
+	s.record(sessionEnd(s.state, e, iterationError))
+}
+
+// policy is the session's decision rules.
+func (s *Session) policy() policy {
+	return policy{texts: s.r.cfg.Texts, hasGate: s.env != nil && s.env.Gate != nil}
+}
+
+// record applies and buffers a decision's events.
+func (s *Session) record(events []Payload) {
+	for _, p := range events {
+		s.emit(p)
 	}
-	s.closeIteration(status, iterationError, "")
-	s.emit(e)
+}
+
+// perform records a decision's events and performs its effect.
+func (s *Session) perform(ctx context.Context, st Step) error {
+	s.record(st.Events)
+	switch st.Next {
+	case settleAnswer:
+		return s.settle(ctx, st.Answer, false)
+	case endForLimit:
+		return s.endByLimit(ctx, st.Limit)
+	}
+	// callModel: the run loop makes the call (the iteration is open).
+	return nil
 }

@@ -80,53 +80,6 @@ func (s *State) continuedText(text string) string {
 	return b.String()
 }
 
-// truncatedReply handles a reply the token limit cut off: it is not an
-// answer, and tool calls in it may have cut arguments, so none of them run.
-// The model is asked to continue a bounded number of times; then the
-// session fails.
-func (s *Session) truncatedReply(resp *model.Response, calls []model.ToolCall) error {
-	st := s.state
-	if len(calls) > 0 {
-		s.emit(&Warning{Code: "truncated_tool_calls", Message: "the reply hit the token limit with tool calls in it; none of them ran, since their arguments may be cut"})
-	}
-	if st.trailingKind(KindTruncated) >= maxTruncatedContinuations || st.CurrentIteration >= st.MaxIterations {
-		s.endSession(&SessionEnded{Status: StatusFailed, Reason: ReasonTruncated,
-			Detail: "the model's replies kept hitting the token limit; raise the model's max tokens or ask for a shorter answer",
-			Answer: st.continuedText(resp.Text), Partial: true}, "reply cut off by the token limit")
-		return nil
-	}
-	msg := "Your reply was cut off by the token limit. Continue exactly where it stopped, without repeating what you wrote."
-	if len(calls) > 0 {
-		msg = "Your reply was cut off by the token limit in the middle of a tool call, so no tool ran. Send the tool call again, complete; keep its arguments short (write large files in parts)."
-	}
-	s.emit(&MessageAdded{Role: model.RoleUser, Content: msg, Kind: KindTruncated})
-	return nil
-}
-
-// emptyReply handles a reply with no text and no tool call: the model is
-// asked once for an answer or a tool call; a second empty reply in a row
-// fails the session.
-func (s *Session) emptyReply() {
-	st := s.state
-	if st.trailingKind(KindEmptyReply) >= 1 || st.CurrentIteration >= st.MaxIterations {
-		s.endSession(&SessionEnded{Status: StatusFailed, Reason: ReasonEmptyReply,
-			Detail: "the model sent empty replies (no text and no tool call); check the model and its context size", Answer: st.LastAnswer(), Partial: true}, "empty reply")
-		return
-	}
-	s.emit(&Warning{Code: "empty_reply", Message: "the model's reply was empty; asking it again"})
-	s.emit(&MessageAdded{Role: model.RoleUser, Content: "Your reply was empty. Continue the task: call a tool, or write your final answer.", Kind: KindEmptyReply})
-}
-
-// gaveUp stops the session for a person after the model said it cannot do
-// the task: they can reply with guidance (the session goes on) or
-// terminate it.
-func (s *Session) gaveUp(answer string) {
-	s.closeIteration(IterationCompleted, "", "")
-	s.emit(&SessionWaiting{Reason: ReasonModelGaveUp,
-		Question: "The model says it cannot finish the task:\n\n" + strings.TrimSpace(answer) +
-			"\n\nReply with guidance to let it try again, or terminate the session (reason failed, or different_approach)."})
-}
-
 // AdmitsFailure reports whether a final reply clearly says the task could
 // not be done: a first-person "I am unable to / I could not / I failed to /
 // I give up …" in a sentence that does not go on to say it managed after

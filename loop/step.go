@@ -64,66 +64,17 @@ func (s *Session) run(ctx context.Context) error {
 	}
 }
 
-// between runs at an iteration boundary: controls, stop conditions, then
-// the next iteration.
+// between runs at an iteration boundary: a person's messages, controls,
+// stop conditions, then the next iteration — as the policy decides.
 func (s *Session) between(ctx context.Context) error {
-	for _, text := range s.takeGuidance() {
-		s.emit(&MessageAdded{Role: model.RoleUser, Content: text, Kind: KindUser})
-	}
-	if note, ok := s.pauseRequested(); ok {
+	s.record(guidance(s.takeGuidance()))
+	note, pause := s.pauseRequested()
+	if pause {
 		s.mu.Lock()
 		s.pauseReq = ""
 		s.mu.Unlock()
-		s.emit(&SessionPaused{Reason: ReasonUser, Detail: note})
-		return nil
 	}
-	st := s.state
-	d := s.stop.Check(st, s.r.cfg.Clock())
-	switch d.Action {
-	case End:
-		return s.endByLimit(ctx, d)
-	case Pause:
-		s.emit(&SessionPaused{Reason: d.Reason, Detail: d.Detail})
-		return nil
-	}
-	n := st.CurrentIteration + 1
-	s.emit(&IterationStarted{N: n})
-	s.limitWarnings(n)
-	// The model call commits it (see commitFor): watchers see the
-	// iteration start when it starts, and the call never waits on it.
-	return nil
-}
-
-// limitWarnings tells the model when this is its last call, or when a
-// budget passes 80 % and 95 %.
-func (s *Session) limitWarnings(n int) {
-	st, t := s.state, s.r.cfg.Texts
-	warn := func(key, text string) {
-		if !st.LimitWarnings[key] {
-			s.emit(&MessageAdded{Role: model.RoleUser, Content: text, Kind: KindLimitWarning, Key: key})
-		}
-	}
-	marker := ""
-	if st.Mode == ModeSelfReasoning {
-		marker = st.Marker
-	}
-	if st.MaxIterations > 1 && n == st.MaxIterations {
-		warn("last_iteration", t.LastIteration(n, st.MaxIterations, marker))
-	}
-	budget := func(kind string, used, limit float64) {
-		if limit <= 0 {
-			return
-		}
-		pct := int(used * 100 / limit)
-		switch {
-		case pct >= 95:
-			warn(kind+"_95", t.BudgetWarning(kind, pct))
-		case pct >= 80:
-			warn(kind+"_80", t.BudgetWarning(kind, pct))
-		}
-	}
-	budget("token", float64(st.Usage.Total()), float64(st.Limits.BudgetTokens))
-	budget("cost", st.CostUSD, st.Limits.BudgetUSD)
+	return s.perform(ctx, s.policy().boundary(s.state, s.r.cfg.Clock(), s.stop, note, pause))
 }
 
 // callModel makes the current iteration's model call and records the reply.
@@ -165,62 +116,22 @@ func (s *Session) callModel(ctx context.Context) error {
 		DurationMS: dur.Milliseconds(), Format: format,
 	})
 	if truncated {
-		return s.truncatedReply(resp, append(resp.ToolCalls, rec.Calls...))
+		return s.perform(ctx, s.policy().truncated(s.state, resp.Text, len(resp.ToolCalls)+len(rec.Calls) > 0))
 	}
 	if len(calls) > 0 {
 		return nil // the calls run next
 	}
-	return s.textReply(ctx, text, rec)
+	return s.perform(ctx, s.policy().reply(s.state, text, rec))
 }
 
-// textReply decides what a reply without tool calls means.
-func (s *Session) textReply(ctx context.Context, text string, rec Recovered) error {
-	st, t := s.state, s.r.cfg.Texts
-	if rec.Attempted && !s.previousWasCorrection() {
-		s.emit(&MessageAdded{Role: model.RoleUser, Content: t.Correction(rec.Problem), Kind: KindCorrection})
-		return nil
-	}
-	if rec.Attempted {
-		s.emit(&Warning{Code: "unrecovered_tool_call", Message: "the model's tool call could not be read after one correction: " + rec.Problem})
-		s.endSession(&SessionEnded{Status: StatusFailed, Reason: ReasonMalformedToolCall,
-			Detail: "the model's tool call could not be read after a correction request (" + rec.Problem + "); try a model with native tool calls or another --model"},
-			"malformed tool call: "+rec.Problem)
-		return nil
-	}
-	text = st.continuedText(text)
-	answer, marked := finalAnswer(text, st.Marker)
-	switch {
-	case marked:
-		text = answer // the model said it is done: no continuation
-	case st.Mode == ModeSelfReasoning:
-		if st.CurrentIteration < st.MaxIterations {
-			s.emit(&MessageAdded{Role: model.RoleUser, Content: t.Continue(st.Marker), Kind: KindContinue})
-		}
-		return nil // the limit ends it, with the reasoning so far as a partial answer
-	case s.env.Gate == nil && st.Plan != nil && planPending(st.Plan) && s.planContinuations() < 3 && st.CurrentIteration < st.MaxIterations:
-		s.emit(&Warning{Code: "prose_with_pending_plan", Message: "the model answered without a tool call while its plan has pending steps; continuing"})
-		s.emit(&MessageAdded{Role: model.RoleUser, Content: t.PlanContinue(st.Plan), Kind: KindContinue})
-		return nil
-	}
-	if strings.TrimSpace(text) == "" {
-		s.emptyReply()
-		return nil
-	}
-	if !st.planFailed() && AdmitsFailure(text) {
-		s.gaveUp(text)
-		return nil
-	}
-	return s.complete(ctx, text)
-}
-
-func (s *Session) previousWasCorrection() bool {
-	its := s.state.Iterations
+func (s *State) previousWasCorrection() bool {
+	its := s.Iterations
 	return len(its) >= 2 && its[len(its)-2].Correction
 }
 
-func (s *Session) planContinuations() int {
+func (s *State) planContinuations() int {
 	n := 0
-	its := s.state.Iterations
+	its := s.Iterations
 	// The current iteration holds the prose reply being judged; count the
 	// earlier iterations in a row that ended with a continuation.
 	for i := len(its) - 2; i >= 0; i-- {
@@ -312,23 +223,7 @@ func (s *Session) modelFailed(ctx context.Context, err error, dur time.Duration)
 	retryable := errors.Is(err, model.ErrRetryable)
 	malformed := errors.Is(err, model.ErrMalformed)
 	s.emit(&ModelFailed{Iteration: st.CurrentIteration, Error: err.Error(), Retryable: retryable, Timeout: timeout, Malformed: malformed, DurationMS: dur.Milliseconds()})
-	fault := (timeout && !sessionTimeout) || malformed
-	switch {
-	case fault && st.current().Faults < 2:
-		// A call that timed out or got an unreadable reply is made once more.
-		s.emit(&Warning{Code: "model_call_retry", Message: "the model call failed (" + err.Error() + "); trying once more"})
-	case fault && timeout:
-		s.emit(&SessionPaused{Reason: ReasonModelTimeout, Detail: "the model call timed out twice in a row (" + err.Error() + "); resume the session to try again, with a larger --model-timeout for a slow model"})
-	case fault:
-		s.emit(&SessionPaused{Reason: ReasonModelError, Detail: "the provider sent an unreadable reply twice in a row (" + err.Error() + "); check --base-url and the server, then resume the session"})
-	case retryable:
-		s.emit(&SessionPaused{Reason: ReasonModelError, Detail: "the model kept failing: " + err.Error() + " — resume the session to retry"})
-	case timeout:
-		s.closeIteration(IterationFailed, err.Error(), "")
-	default:
-		s.endSession(&SessionEnded{Status: StatusError, Reason: ReasonError, Detail: err.Error(), Answer: s.state.LastAnswer()}, err.Error())
-	}
-	return nil
+	return s.perform(ctx, s.policy().modelFailed(s.state, modelFault{Err: err.Error(), Retryable: retryable, Timeout: timeout, SessionTimeout: sessionTimeout, Malformed: malformed}))
 }
 
 // normaliseCalls gives every call a unique ID and an object for arguments.
@@ -365,39 +260,13 @@ func (s *Session) cost(u model.Usage) float64 {
 
 // endIteration closes the current iteration and looks for repetition.
 func (s *Session) endIteration(ctx context.Context) error {
-	st := s.state
-	it := st.current()
-	status := IterationCompleted
-	errs := 0
-	for _, c := range it.ToolCalls {
-		if c.Status == ToolError {
-			errs++
-		}
-	}
-	if it.Error != "" || (len(it.ToolCalls) > 0 && errs == len(it.ToolCalls)) {
-		status = IterationFailed
-	}
-	s.closeIteration(status, "", "")
-	if pattern, detail, reason, found := st.DetectStuck(); found {
-		if st.StuckDetections == 0 && !st.Limits.StuckNoNudge {
-			s.emit(&StuckDetected{Pattern: pattern, Detail: detail, Action: "nudge"})
-			s.emit(&MessageAdded{Role: model.RoleUser, Content: s.r.cfg.Texts.StuckNudge(StuckDescription(pattern), detail), Kind: KindNudge})
-		} else if st.Limits.OnStuck == "end" {
-			s.emit(&StuckDetected{Pattern: pattern, Detail: detail, Action: "end"})
-			return s.endByLimit(ctx, Decision{Action: End, Status: StatusFailed, Reason: reason, Detail: detail})
-		} else {
-			s.emit(&StuckDetected{Pattern: pattern, Detail: detail, Action: "pause"})
-			s.emit(&SessionWaiting{Reason: reason, Question: "The session seems stuck (" + detail + "). Reply with guidance, resume it, or terminate it."})
-		}
-	}
-	return nil // committed with the next iteration's start, or as the session stops
+	return s.perform(ctx, s.policy().iterationDone(s.state))
 }
 
 // complete closes the iteration with the model's final answer and
 // settles it.
 func (s *Session) complete(ctx context.Context, answer string) error {
-	s.closeIteration(IterationCompleted, "", answer)
-	return s.settle(ctx, answer, false)
+	return s.perform(ctx, Step{Events: iterationEnd(s.state, IterationCompleted, "", answer), Next: settleAnswer, Answer: answer})
 }
 
 // settle decides a final answer: the gate (unless its verdict is already
@@ -425,20 +294,11 @@ func (s *Session) settle(ctx context.Context, answer string, gateDone bool) erro
 			return err
 		}
 	}
-	switch s.verify(ctx, "completion") {
-	case "", VerifyPass:
-		s.endSession(&SessionEnded{Status: StatusCompleted, Reason: ReasonCompleted, Answer: answer}, "")
-	default:
-		if ctx.Err() != nil {
-			return nil // interrupted while verifying: run() pauses; resume verifies again
-		}
-		if st.CurrentIteration < st.MaxIterations {
-			s.emit(&MessageAdded{Role: model.RoleUser, Content: verificationFeedback(st.Verification.Checks), Kind: KindVerification})
-			return nil
-		}
-		s.endSession(&SessionEnded{Status: StatusFailed, Reason: ReasonVerificationFailed, Detail: "verification " + st.Verification.Outcome + " after the model's final answer", Answer: answer, Partial: true}, "")
+	outcome := s.verify(ctx, "completion")
+	if outcome != "" && outcome != VerifyPass && ctx.Err() != nil {
+		return nil // interrupted while verifying: run() pauses; resume verifies again
 	}
-	return nil
+	return s.perform(ctx, s.policy().verified(s.state, answer, outcome))
 }
 
 // endByLimit finishes the session because of a limit, after one tool-less

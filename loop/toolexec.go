@@ -174,7 +174,7 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 				s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: rest.ID, Name: rest.Name, Output: "not run: the session ended with a final answer", IsError: true, Refused: true})
 			}
 			if !st.planFailed() && (p.Failed || AdmitsFailure(p.Answer)) {
-				s.gaveUp(p.Answer)
+				s.record(gaveUp(st, p.Answer))
 				return nil
 			}
 			return s.complete(ctx, p.Answer)

@@ -1,0 +1,206 @@
+package loop
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/model"
+)
+
+// The policy as a table: states built by folding events, decisions
+// checked event by event. No runner, goroutine, clock or store.
+
+var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// fold builds the state of a session from payloads.
+func fold(t *testing.T, ps ...Payload) *State {
+	t.Helper()
+	st := &State{Status: StatusIdle}
+	for i, p := range ps {
+		if err := st.Apply(NewEvent("p", int64(i+1), t0.Add(time.Duration(i)*time.Second), p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+func started(mode Mode, max int) *SessionStarted {
+	return &SessionStarted{Task: "t", Mode: mode, Marker: DefaultMarker, Limits: Limits{MaxIterations: max}}
+}
+
+// inIteration is a session in iteration n with a text reply.
+func inIteration(n int, text string) []Payload {
+	return []Payload{&IterationStarted{N: n}, &ModelResponded{Iteration: n, Text: text}}
+}
+
+func seq(parts ...[]Payload) []Payload {
+	var out []Payload
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// describe renders a step as "next: type{json} | type{json}".
+func describe(s Step) string {
+	var parts []string
+	for _, p := range s.Events {
+		b, _ := json.Marshal(p)
+		parts = append(parts, string(p.EventType())+string(b))
+	}
+	names := map[next]string{nothing: "nothing", settleAnswer: "settle " + s.Answer, callModel: "call model", endForLimit: "end for " + string(s.Limit.Reason)}
+	return names[s.Next] + ": " + strings.Join(parts, " | ")
+}
+
+// want checks a step: its next effect and, in order, one substring per event.
+func want(t *testing.T, name string, got Step, next string, events ...string) {
+	t.Helper()
+	d := describe(got)
+	if !strings.HasPrefix(d, next+":") {
+		t.Errorf("%s: next %q, want %q\n%s", name, strings.SplitN(d, ":", 2)[0], next, d)
+		return
+	}
+	if len(got.Events) != len(events) {
+		t.Errorf("%s: %d events, want %d\n%s", name, len(got.Events), len(events), d)
+		return
+	}
+	for i, e := range got.Events {
+		b, _ := json.Marshal(e)
+		s := string(e.EventType()) + string(b)
+		if !strings.Contains(s, events[i]) {
+			t.Errorf("%s: event %d is %s, want it to contain %s", name, i+1, s, events[i])
+		}
+	}
+}
+
+func TestPolicyReply(t *testing.T) {
+	p := policy{texts: Texts{}.withDefaults()}
+	correction := &MessageAdded{Role: model.RoleUser, Content: "fix it", Kind: KindCorrection}
+	plan := &PlanUpdated{Goal: "g", Status: "in_progress", Steps: []PlanStep{{Title: "a", Status: "completed"}, {Title: "b", Status: "pending"}}}
+	cases := []struct {
+		name   string
+		st     []Payload
+		text   string
+		rec    Recovered
+		gate   bool
+		next   string
+		events []string
+	}{
+		{"an answer is settled", seq([]Payload{started(ModeTools, 5)}, inIteration(1, "done")), "done", Recovered{}, false,
+			"settle done", []string{`iteration.ended{"n":1,"status":"completed","answer":"done"}`}},
+		{"an unreadable tool call gets one correction", seq([]Payload{started(ModeTools, 5)}, inIteration(1, "<tool")), "<tool", Recovered{Attempted: true, Problem: "bad json"}, false,
+			"nothing", []string{`message.added{"role":"user"`}},
+		{"a second one ends the session", seq([]Payload{started(ModeTools, 5)}, inIteration(1, "<tool"), []Payload{correction, &IterationEnded{N: 1, Status: IterationCompleted}}, inIteration(2, "<tool")),
+			"<tool", Recovered{Attempted: true, Problem: "bad json"}, false,
+			"nothing", []string{`warning{"code":"unrecovered_tool_call"`, `iteration.ended{"n":2,"status":"failed","error":"malformed tool call: bad json"`, `session.ended{"status":"failed","reason":"malformed_tool_call"`}},
+		{"self-reasoning continues", seq([]Payload{started(ModeSelfReasoning, 3)}, inIteration(1, "hmm")), "hmm", Recovered{}, false,
+			"nothing", []string{`"kind":"continue"`}},
+		{"self-reasoning at its last iteration leaves it to the limit", seq([]Payload{started(ModeSelfReasoning, 1)}, inIteration(1, "hmm")), "hmm", Recovered{}, false,
+			"nothing", nil},
+		{"the marker ends self-reasoning", seq([]Payload{started(ModeSelfReasoning, 3)}, inIteration(1, "so TASK_COMPLETE: 42")), "so TASK_COMPLETE: 42", Recovered{}, false,
+			"settle 42", []string{`"answer":"42"`}},
+		{"prose with a pending plan continues", seq([]Payload{started(ModeTools, 5), plan}, inIteration(1, "working on it")), "working on it", Recovered{}, false,
+			"nothing", []string{`warning{"code":"prose_with_pending_plan"`, `"kind":"continue"`}},
+		{"with a gate the gate judges it", seq([]Payload{started(ModeTools, 5), plan}, inIteration(1, "step done")), "step done", Recovered{}, true,
+			"settle step done", []string{`"answer":"step done"`}},
+		{"an empty reply is asked again", seq([]Payload{started(ModeTools, 5)}, inIteration(1, "")), " ", Recovered{}, false,
+			"nothing", []string{`warning{"code":"empty_reply"`, `"kind":"empty_reply"`}},
+		{"admitting failure waits for a person", seq([]Payload{started(ModeTools, 5)}, inIteration(1, "I was unable to fix the bug.")), "I was unable to fix the bug.", Recovered{}, false,
+			"nothing", []string{`iteration.ended{"n":1,"status":"completed"}`, `session.waiting{"reason":"model_gave_up"`}},
+	}
+	for _, c := range cases {
+		p.hasGate = c.gate
+		want(t, c.name, p.reply(fold(t, c.st...), c.text, c.rec), c.next, c.events...)
+	}
+	// A second empty reply in a row fails the session.
+	st := fold(t, seq([]Payload{started(ModeTools, 5)}, inIteration(1, ""),
+		[]Payload{&MessageAdded{Role: model.RoleUser, Content: "empty", Kind: KindEmptyReply}, &IterationEnded{N: 1, Status: IterationCompleted}}, inIteration(2, ""))...)
+	want(t, "a second empty reply", p.reply(st, "", Recovered{}), "nothing", `iteration.ended{"n":2,"status":"failed","error":"empty reply"}`, `"reason":"empty_reply"`)
+}
+
+func TestPolicyTruncatedAndFailures(t *testing.T) {
+	p := policy{texts: Texts{}.withDefaults()}
+	st := fold(t, seq([]Payload{started(ModeTools, 5)}, inIteration(1, "par"))...)
+	want(t, "cut text", p.truncated(st, "par", false), "nothing", `"kind":"truncated"`)
+	want(t, "cut tool call", p.truncated(st, "", true), "nothing", `warning{"code":"truncated_tool_calls"`, `"kind":"truncated"`)
+	last := fold(t, seq([]Payload{started(ModeTools, 1)}, inIteration(1, "par"))...)
+	want(t, "cut at the last iteration", p.truncated(last, "par", false), "nothing", `iteration.ended{"n":1,"status":"failed"`, `"reason":"truncated"`)
+
+	open := fold(t, started(ModeTools, 5), &IterationStarted{N: 1})
+	faulted := fold(t, started(ModeTools, 5), &IterationStarted{N: 1},
+		&ModelFailed{Iteration: 1, Timeout: true}, &ModelFailed{Iteration: 1, Timeout: true})
+	cases := []struct {
+		name   string
+		st     *State
+		f      modelFault
+		events []string
+	}{
+		{"a timeout is tried once more", open, modelFault{Err: "slow", Timeout: true}, []string{`warning{"code":"model_call_retry"`}},
+		{"twice pauses", faulted, modelFault{Err: "slow", Timeout: true}, []string{`session.paused{"reason":"model_timeout"`}},
+		{"an unreadable reply twice pauses", faulted, modelFault{Err: "garbage", Malformed: true}, []string{`session.paused{"reason":"model_error"`}},
+		{"retries ran out", open, modelFault{Err: "503", Retryable: true}, []string{`session.paused{"reason":"model_error","detail":"the model kept failing: 503`}},
+		{"the session's time ran out", open, modelFault{Err: "session timed out", Timeout: true, SessionTimeout: true}, []string{`iteration.ended{"n":1,"status":"failed","error":"session timed out"}`}},
+		{"anything else ends it", open, modelFault{Err: "401"}, []string{`iteration.ended{"n":1,"status":"failed","error":"401"}`, `session.ended{"status":"error","reason":"error","detail":"401"`}},
+	}
+	for _, c := range cases {
+		want(t, c.name, p.modelFailed(c.st, c.f), "nothing", c.events...)
+	}
+}
+
+func TestPolicyIterationsAndStuck(t *testing.T) {
+	p := policy{texts: Texts{}.withDefaults()}
+	call := func(n int, out string, isErr bool) []Payload {
+		id := fmt.Sprintf("c%d", n)
+		return []Payload{&IterationStarted{N: n},
+			&ModelResponded{Iteration: n, ToolCalls: []model.ToolCall{{ID: id, Name: "read", Arguments: json.RawMessage(`{"path":"x"}`)}}},
+			&ToolStarted{Iteration: n, CallID: id, Name: "read", Input: json.RawMessage(`{"path":"x"}`)},
+			&ToolFinished{Iteration: n, CallID: id, Name: "read", Output: out, IsError: isErr}}
+	}
+	closed := func(n int) []Payload { return []Payload{&IterationEnded{N: n, Status: IterationCompleted}} }
+	want(t, "a tool call", p.iterationDone(fold(t, seq([]Payload{started(ModeTools, 9)}, call(1, "a", false))...)), "nothing", `iteration.ended{"n":1,"status":"completed"}`)
+	want(t, "every call failed", p.iterationDone(fold(t, seq([]Payload{started(ModeTools, 9)}, call(1, "no", true))...)), "nothing", `iteration.ended{"n":1,"status":"failed"}`)
+	repeated := seq([]Payload{started(ModeTools, 9)}, call(1, "same", false), closed(1), call(2, "same", false), closed(2), call(3, "same", false), closed(3), call(4, "same", false), closed(4), call(5, "same", false))
+	want(t, "the same call and result again: nudge", p.iterationDone(fold(t, repeated...)), "nothing",
+		`iteration.ended{"n":5`, `stuck.detected{"pattern":"repeated_action_observation"`, `"kind":"nudge"`)
+	nudged := seq(repeated, closed(5), []Payload{&StuckDetected{Pattern: "same_call_same_result", Action: "nudge"}}, call(6, "same", false))
+	want(t, "again after the nudge: wait for a person", p.iterationDone(fold(t, nudged...)), "nothing",
+		`iteration.ended{"n":6`, `"action":"pause"`, `session.waiting{"reason":"stuck"`)
+	ending := seq([]Payload{&SessionStarted{Task: "t", Mode: ModeTools, Limits: Limits{MaxIterations: 9, OnStuck: "end"}}}, nudged[1:])
+	want(t, "with on-stuck end: end for the limit", p.iterationDone(fold(t, ending...)), "end for stuck",
+		`iteration.ended{"n":6`, `"action":"end"`)
+}
+
+func TestPolicyBoundaryAndVerification(t *testing.T) {
+	p := policy{texts: Texts{}.withDefaults()}
+	stop := builtinConditions(Limits{MaxIterations: 2})
+	fresh := fold(t, started(ModeTools, 2))
+	want(t, "the first iteration", p.boundary(fresh, t0, stop, "", false), "call model", `iteration.started{"n":1}`)
+	want(t, "a pause request", p.boundary(fresh, t0, stop, "lunch", true), "nothing", `session.paused{"reason":"user","detail":"lunch"}`)
+	one := fold(t, seq([]Payload{started(ModeTools, 2)}, inIteration(1, "x"), []Payload{&IterationEnded{N: 1, Status: IterationCompleted}})...)
+	want(t, "the last iteration is announced", p.boundary(one, t0, stop, "", false), "call model", `iteration.started{"n":2}`, `"key":"last_iteration"`)
+	two := fold(t, seq([]Payload{started(ModeTools, 2)}, inIteration(1, "x"), []Payload{&IterationEnded{N: 1, Status: IterationCompleted}}, inIteration(2, "y"), []Payload{&IterationEnded{N: 2, Status: IterationCompleted}})...)
+	want(t, "the iteration limit", p.boundary(two, t0, stop, "", false), "end for max_iterations")
+	timed := builtinConditions(Limits{MaxIterations: 9, Timeout: time.Minute})
+	want(t, "the time limit, by the given clock", p.boundary(fresh, t0.Add(time.Hour), timed, "", false), "end for timeout")
+
+	failing := &VerificationFinished{Trigger: "completion", Outcome: VerifyFail, Checks: []VerifyCheck{{Name: "go test", Output: "FAIL"}}}
+	answered := fold(t, seq([]Payload{started(ModeTools, 3)}, inIteration(1, "done"), []Payload{&IterationEnded{N: 1, Status: IterationCompleted, Answer: "done"}, failing})...)
+	want(t, "no verifier", p.verified(answered, "done", ""), "nothing", `session.ended{"status":"completed","reason":"completed","answer":"done"}`)
+	want(t, "verification passed", p.verified(answered, "done", VerifyPass), "nothing", `"status":"completed"`)
+	want(t, "verification failed, iterations left", p.verified(answered, "done", VerifyFail), "nothing", `"kind":"verification"`)
+	atLimit := fold(t, seq([]Payload{started(ModeTools, 1)}, inIteration(1, "done"), []Payload{&IterationEnded{N: 1, Status: IterationCompleted, Answer: "done"}, failing})...)
+	want(t, "verification failed at the limit", p.verified(atLimit, "done", VerifyFail), "nothing", `session.ended{"status":"failed","reason":"verification_failed"`)
+	// The answer stays owed until the verdict's events are recorded: a
+	// crash before them settles it again.
+	if answered.PendingAnswer != "done" {
+		t.Errorf("pending answer %q, want done", answered.PendingAnswer)
+	}
+	settled := fold(t, seq([]Payload{started(ModeTools, 3)}, inIteration(1, "done"), []Payload{&IterationEnded{N: 1, Status: IterationCompleted, Answer: "done"}, failing},
+		p.verified(answered, "done", VerifyFail).Events)...)
+	if settled.PendingAnswer != "" {
+		t.Errorf("the feedback did not settle the answer: %q", settled.PendingAnswer)
+	}
+}
