@@ -62,7 +62,8 @@ type payloadInfo struct {
 	make    func() Payload
 }
 
-// payloads lists every event type with its current schema version.
+// payloads is the event catalogue: every event type with its current
+// schema version, in one table (no registration from init functions).
 var payloads = map[EventType]payloadInfo{
 	TypeSessionStarted:    {1, func() Payload { return new(SessionStarted) }},
 	TypeIterationStarted:  {1, func() Payload { return new(IterationStarted) }},
@@ -84,6 +85,8 @@ var payloads = map[EventType]payloadInfo{
 	TypeSessionEnded:      {1, func() Payload { return new(SessionEnded) }},
 
 	TypeConversationCondensed: {1, func() Payload { return new(ConversationCondensed) }},
+	TypeStepFinished:          {1, func() Payload { return new(StepFinished) }},
+	TypeVerificationFinished:  {1, func() Payload { return new(VerificationFinished) }},
 }
 
 // NewEvent wraps a payload with its type and current version.

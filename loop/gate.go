@@ -52,10 +52,6 @@ const TypeStepFinished EventType = "step.finished"
 // EventType implements Payload.
 func (*StepFinished) EventType() EventType { return TypeStepFinished }
 
-func init() {
-	payloads[TypeStepFinished] = payloadInfo{1, func() Payload { return new(StepFinished) }}
-}
-
 // KindProtocol marks messages a protocol adds (step instructions, feedback).
 const KindProtocol MessageKind = "protocol"
 

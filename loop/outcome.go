@@ -32,7 +32,7 @@ const (
 
 // planFailed reports whether the model gave up its plan (update_plan
 // fail); its next answer ends the session as failed.
-func (s *State) planFailed() bool { return s.Plan != nil && s.Plan.Status == "failed" }
+func (s *State) planFailed() bool { return s.Plan != nil && s.Plan.Status == PlanFailed }
 
 // maxTruncatedContinuations is how many times in a row a reply cut off by
 // the token limit is continued before the session fails.

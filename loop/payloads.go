@@ -168,15 +168,15 @@ type ApprovalDecided struct {
 
 // PlanStep is one step of a plan.
 type PlanStep struct {
-	Title  string `json:"title"`
-	Status string `json:"status"`
-	Result string `json:"result,omitempty"`
+	Title  string     `json:"title"`
+	Status StepStatus `json:"status"`
+	Result string     `json:"result,omitempty"`
 }
 
 // PlanUpdated replaces the plan.
 type PlanUpdated struct {
 	Goal   string     `json:"goal"`
-	Status string     `json:"status"`
+	Status PlanStatus `json:"status"`
 	Steps  []PlanStep `json:"steps"`
 	Reason string     `json:"reason,omitempty"`
 }
@@ -215,8 +215,8 @@ type SessionResumed struct {
 
 // Warning is something a watcher should know that does not stop the session.
 type Warning struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    WarningCode `json:"code"`
+	Message string      `json:"message"`
 }
 
 // SessionEnded closes the log.

@@ -75,7 +75,7 @@ func (p policy) reply(st *State, text string, rec Recovered) Step {
 		return Step{Events: []Payload{&MessageAdded{Role: model.RoleUser, Content: t.Correction(rec.Problem), Kind: KindCorrection}}}
 	}
 	if rec.Attempted {
-		return Step{Events: append([]Payload{&Warning{Code: "unrecovered_tool_call", Message: "the model's tool call could not be read after one correction: " + rec.Problem}},
+		return Step{Events: append([]Payload{&Warning{Code: WarnUnrecoveredToolCall, Message: "the model's tool call could not be read after one correction: " + rec.Problem}},
 			sessionEnd(st, &SessionEnded{Status: StatusFailed, Reason: ReasonMalformedToolCall,
 				Detail: "the model's tool call could not be read after a correction request (" + rec.Problem + "); try a model with native tool calls or another --model"},
 				"malformed tool call: "+rec.Problem)...)}
@@ -92,7 +92,7 @@ func (p policy) reply(st *State, text string, rec Recovered) Step {
 		return Step{} // the limit ends it, with the reasoning so far as a partial answer
 	case !p.hasGate && st.Plan != nil && planPending(st.Plan) && st.planContinuations() < 3 && st.CurrentIteration < st.MaxIterations:
 		return Step{Events: []Payload{
-			&Warning{Code: "prose_with_pending_plan", Message: "the model answered without a tool call while its plan has pending steps; continuing"},
+			&Warning{Code: WarnProseWithPlan, Message: "the model answered without a tool call while its plan has pending steps; continuing"},
 			&MessageAdded{Role: model.RoleUser, Content: t.PlanContinue(st.Plan), Kind: KindContinue},
 		}}
 	}
@@ -112,7 +112,7 @@ func (p policy) reply(st *State, text string, rec Recovered) Step {
 func (p policy) truncated(st *State, text string, hadCalls bool) Step {
 	var out []Payload
 	if hadCalls {
-		out = append(out, &Warning{Code: "truncated_tool_calls", Message: "the reply hit the token limit with tool calls in it; none of them ran, since their arguments may be cut"})
+		out = append(out, &Warning{Code: WarnTruncatedToolCalls, Message: "the reply hit the token limit with tool calls in it; none of them ran, since their arguments may be cut"})
 	}
 	if st.trailingKind(KindTruncated) >= maxTruncatedContinuations || st.CurrentIteration >= st.MaxIterations {
 		return Step{Events: append(out, sessionEnd(st, &SessionEnded{Status: StatusFailed, Reason: ReasonTruncated,
@@ -135,7 +135,7 @@ func (p policy) emptyReply(st *State) Step {
 			Detail: "the model sent empty replies (no text and no tool call); check the model and its context size", Answer: st.LastAnswer(), Partial: true}, "empty reply")}
 	}
 	return Step{Events: []Payload{
-		&Warning{Code: "empty_reply", Message: "the model's reply was empty; asking it again"},
+		&Warning{Code: WarnEmptyReply, Message: "the model's reply was empty; asking it again"},
 		&MessageAdded{Role: model.RoleUser, Content: "Your reply was empty. Continue the task: call a tool, or write your final answer.", Kind: KindEmptyReply},
 	}}
 }
@@ -164,7 +164,7 @@ func (p policy) modelFailed(st *State, f modelFault) Step {
 	fault := (f.Timeout && !f.SessionTimeout) || f.Malformed
 	switch {
 	case fault && st.current().Faults < 2:
-		return Step{Events: []Payload{&Warning{Code: "model_call_retry", Message: "the model call failed (" + f.Err + "); trying once more"}}}
+		return Step{Events: []Payload{&Warning{Code: WarnModelCallRetry, Message: "the model call failed (" + f.Err + "); trying once more"}}}
 	case fault && f.Timeout:
 		return Step{Events: []Payload{&SessionPaused{Reason: ReasonModelTimeout, Detail: "the model call timed out twice in a row (" + f.Err + "); resume the session to try again, with a larger --model-timeout for a slow model"}}}
 	case fault:

@@ -143,7 +143,7 @@ type PendingApproval struct {
 // Plan is the model's plan, when it made one.
 type Plan struct {
 	Goal   string     `json:"goal"`
-	Status string     `json:"status"`
+	Status PlanStatus `json:"status"`
 	Steps  []PlanStep `json:"steps"`
 	// Reason is why the plan failed or was completed, when the model said.
 	Reason string `json:"reason,omitempty"`

@@ -148,11 +148,11 @@ func (s *State) planContinuations() int {
 }
 
 func planPending(p *Plan) bool {
-	if p.Status == "completed" || p.Status == "failed" {
+	if p.Status == PlanCompleted || p.Status == PlanFailed {
 		return false
 	}
 	for _, st := range p.Steps {
-		if st.Status == "" || st.Status == "pending" || st.Status == "in_progress" {
+		if st.Status == "" || st.Status == StepPending || st.Status == StepInProgress {
 			return true
 		}
 	}
@@ -329,7 +329,7 @@ func (s *Session) endByLimit(ctx context.Context, d Decision) error {
 				Usage: resp.Usage, CostUSD: s.cost(resp.Usage), DurationMS: dur.Milliseconds(), WrapUp: true})
 			answer = resp.Text
 		} else if _, term := s.terminateRequested(); !term {
-			s.emit(&Warning{Code: "wrap_up_failed", Message: "the final best-effort call failed: " + err.Error()})
+			s.emit(&Warning{Code: WarnWrapUpFailed, Message: "the final best-effort call failed: " + err.Error()})
 		}
 	}
 	if a, ok := afterMarker(answer, st.Marker); ok && st.Mode == ModeSelfReasoning && (st.WrappedUp || wrappedBefore) {

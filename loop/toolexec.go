@@ -43,7 +43,7 @@ func (s *Session) runCalls(ctx context.Context) error {
 		}
 		t, ok := s.env.Tools.Lookup(call.Name)
 		if ok && tool.IsIdempotent(t) {
-			s.emit(&Warning{Code: "tool_rerun", Message: fmt.Sprintf("re-running %s (call %s) after an interruption: the tool is idempotent", call.Name, call.ID)})
+			s.emit(&Warning{Code: WarnToolRerun, Message: fmt.Sprintf("re-running %s (call %s) after an interruption: the tool is idempotent", call.Name, call.ID)})
 			return s.execute(ctx, t, call, open.Input)
 		}
 		s.emit(&ToolFinished{Iteration: it.N, CallID: call.ID, Name: call.Name, Output: cfg.Texts.UnknownOutcome(call.Name), IsError: true, Unknown: true})
@@ -190,7 +190,7 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 		case *PlanUpdated, *MemorySet, *Warning:
 			s.emit(p)
 		default:
-			s.emit(&Warning{Code: "bad_tool_effect", Message: fmt.Sprintf("tool %s returned a %s event, which tools may not record", call.Name, p.EventType())})
+			s.emit(&Warning{Code: WarnBadToolEffect, Message: fmt.Sprintf("tool %s returned a %s event, which tools may not record", call.Name, p.EventType())})
 		}
 	}
 	return nil

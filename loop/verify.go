@@ -41,10 +41,6 @@ func (*VerificationFinished) EventType() EventType { return TypeVerificationFini
 // TypeVerificationFinished is the event of a verification run.
 const TypeVerificationFinished EventType = "verification.finished"
 
-func init() {
-	payloads[TypeVerificationFinished] = payloadInfo{1, func() Payload { return new(VerificationFinished) }}
-}
-
 // ReasonVerificationFailed ends a session whose model claimed completion
 // but whose verification still failed when no iterations were left.
 const ReasonVerificationFailed StopReason = "verification_failed"

@@ -113,10 +113,10 @@ func (g *Gate) finish(st *loop.State, i int, output string, confirmed bool) loop
 	s := g.P.Steps[i]
 	steps := append([]loop.PlanStep(nil), st.Plan.Steps...)
 	steps[i].Status, steps[i].Result = "completed", oneLine(output, 200)
-	status := "completed"
+	status := loop.PlanCompleted
 	if i+1 < len(steps) {
-		steps[i+1].Status = "in_progress"
-		status = "active"
+		steps[i+1].Status = loop.StepInProgress
+		status = loop.PlanActive
 	}
 	events := []loop.Payload{
 		&loop.StepFinished{Protocol: g.P.ID, StepID: s.ID, Title: s.Title, Output: output, ToolCalls: g.toolsSince(st), Iteration: st.CurrentIteration, Confirmed: confirmed},

@@ -28,23 +28,23 @@ const MaxSteps = 10
 
 // Plan statuses, as recorded in plan.updated events.
 const (
-	StatusActive    = "active"
-	StatusCompleted = "completed"
-	StatusFailed    = "failed"
+	StatusActive    = loop.PlanActive
+	StatusCompleted = loop.PlanCompleted
+	StatusFailed    = loop.PlanFailed
 )
 
 // Step statuses.
 const (
-	StepPending    = "pending"
-	StepInProgress = "in_progress"
-	StepCompleted  = "completed"
-	StepFailed     = "failed"
-	StepSkipped    = "skipped"
+	StepPending    = loop.StepPending
+	StepInProgress = loop.StepInProgress
+	StepCompleted  = loop.StepCompleted
+	StepFailed     = loop.StepFailed
+	StepSkipped    = loop.StepSkipped
 )
 
 // settable are the statuses update_step accepts, in the order error
 // messages list them.
-var settable = []string{StepInProgress, StepCompleted, StepFailed, StepSkipped}
+var settable = []string{string(StepInProgress), string(StepCompleted), string(StepFailed), string(StepSkipped)}
 
 const description = `Keep an explicit plan for a multi-step task and report progress on it.
 Actions:
@@ -182,7 +182,7 @@ func updateStep(cur *loop.Plan, a args) (tool.Result, []loop.Payload, error) {
 	}
 	p := next(cur)
 	s := &p.Steps[n-1]
-	s.Status = a.Status
+	s.Status = loop.StepStatus(a.Status)
 	if r := strings.TrimSpace(a.Result); r != "" {
 		s.Result = r
 	}
@@ -263,11 +263,9 @@ func isSettable(s string) bool {
 }
 
 // done reports whether a step needs no more work.
-func done(status string) bool {
-	return status == StepCompleted || status == StepSkipped || status == StepFailed
-}
+func done(status loop.StepStatus) bool { return status.Done() }
 
-func stepStatus(s loop.PlanStep) string {
+func stepStatus(s loop.PlanStep) loop.StepStatus {
 	if s.Status == "" {
 		return StepPending
 	}

@@ -94,7 +94,7 @@ func finished(p *loop.Plan) int {
 	return n
 }
 
-func status(p *loop.Plan) string {
+func status(p *loop.Plan) loop.PlanStatus {
 	if p.Status == "" {
 		return StatusActive
 	}

@@ -18,7 +18,7 @@ func fivePlan(statuses ...string) *loop.Plan {
 	}
 	p := &loop.Plan{Goal: "Fix the flaky TestRetry test in the HTTP client package", Status: "active"}
 	for i, t := range titles {
-		p.Steps = append(p.Steps, loop.PlanStep{Title: t, Status: statuses[i]})
+		p.Steps = append(p.Steps, loop.PlanStep{Title: t, Status: loop.StepStatus(statuses[i])})
 	}
 	return p
 }
