@@ -30,7 +30,7 @@ func script(t *testing.T, replies ...string) string {
 
 func resolve(t *testing.T, r *assemble.Resolver, spec *loop.SessionStarted, played int) *loop.Env {
 	t.Helper()
-	env, err := r.Resolve(t.Context(), spec, &loop.State{InteractionCount: played})
+	env, err := r.Resolve(t.Context(), spec, &loop.State{Totals: loop.Totals{InteractionCount: played}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,7 +193,46 @@ func refold(t *testing.T, e *env, st *loop.State) *loop.State {
 	if string(a) != string(b) {
 		t.Fatalf("state from the log differs from the runner's:\nrunner %s\nlog    %s", a, b)
 	}
+	checkSnapshots(t, evs)
 	return back
+}
+
+// checkSnapshots holds the state to its snapshot property: for every k,
+// restoring the snapshot taken after event k and folding the rest gives
+// exactly the state the whole log folds to.
+func checkSnapshots(t *testing.T, evs []loop.Event) {
+	t.Helper()
+	whole, err := loop.Fold(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := whole.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range len(evs) + 1 {
+		head, err := loop.Fold(evs[:k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := head.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := loop.RestoreState(snap)
+		if err != nil {
+			t.Fatalf("restore after event %d: %v", k, err)
+		}
+		for _, e := range evs[k:] {
+			if err := st.Apply(e); err != nil {
+				t.Fatalf("restored after event %d, applying %d: %v", k, e.Seq, err)
+			}
+		}
+		got, _ := st.Snapshot()
+		if string(got) != string(want) {
+			t.Fatalf("restored after event %d of %d and folded the rest: differs from the whole fold\nrestored %s\nwhole    %s", k, len(evs), got, want)
+		}
+	}
 }
 
 func lastUserContent(req *model.Request) string {

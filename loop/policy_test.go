@@ -18,7 +18,7 @@ var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 // fold builds the state of a session from payloads.
 func fold(t *testing.T, ps ...Payload) *State {
 	t.Helper()
-	st := &State{Status: StatusIdle}
+	st := &State{Header: Header{Status: StatusIdle}}
 	for i, p := range ps {
 		if err := st.Apply(NewEvent("p", int64(i+1), t0.Add(time.Duration(i)*time.Second), p)); err != nil {
 			t.Fatal(err)

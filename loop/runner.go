@@ -226,7 +226,7 @@ func (r *Runner) create(ctx context.Context, task Task) (*Session, error) {
 	started.Marker = r.cfg.Marker // ends a session in any mode
 	// The spec resolves before anything is recorded: a session whose model
 	// or tools cannot be had here is refused, not left half-started.
-	s := r.newSession(id, &State{Status: StatusIdle})
+	s := r.newSession(id, &State{Header: Header{Status: StatusIdle}})
 	env, err := r.resolve(ctx, id, started, specState(id, started, r.cfg.Clock()))
 	if err != nil {
 		return nil, err
@@ -265,7 +265,7 @@ func (r *Runner) create(ctx context.Context, task Task) (*Session, error) {
 // specState is the state of a session right after started: what a
 // resolver sees of a new session.
 func specState(id string, started *SessionStarted, at time.Time) *State {
-	st := &State{Status: StatusIdle}
+	st := &State{Header: Header{Status: StatusIdle}}
 	_ = st.Apply(NewEvent(id, 1, at, started)) // a first session.started always applies
 	return st
 }

@@ -47,7 +47,7 @@ func (s *Session) run(ctx context.Context) error {
 		switch {
 		case st.PendingAnswer != "" && !open:
 			// A final answer not settled yet (a crash came between).
-			err = s.settle(callCtx, st.PendingAnswer, st.answerChecked())
+			err = s.settle(callCtx, st.PendingAnswer, st.answerChecked(st.Seq))
 		case open && !it.Responded:
 			err = s.callModel(callCtx)
 		case open && len(st.PendingCalls) > 0:

@@ -87,8 +87,8 @@ func stepOf(it *Iteration) step {
 
 // recentCap is how many finished iterations the state keeps reduced: the
 // longest pattern, alternation, spans 6.
-func (s *State) recentCap() int {
-	e, r := s.Limits.StuckThresholds()
+func recentCap(l Limits) int {
+	e, r := l.StuckThresholds()
 	return max(6, e, r)
 }
 
@@ -201,7 +201,7 @@ func (s *State) detectStuckClosing(status IterationStatus) (pattern, detail stri
 	view := *s
 	view.recent = make([]step, 0, len(s.recent)+1)
 	view.recent = append(view.recent, s.recent...)
-	if len(view.recent) >= s.recentCap() {
+	if len(view.recent) >= recentCap(s.Limits) {
 		view.recent = view.recent[1:]
 	}
 	view.recent = append(view.recent, stepOf(&closed))

@@ -47,7 +47,7 @@ func TestContext(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := plan.Context(&loop.State{Plan: tc.plan})
+			got := plan.Context(&loop.State{PlanState: loop.PlanState{Plan: tc.plan}})
 			if got != tc.want {
 				t.Errorf("Context:\n got %q\nwant %q", got, tc.want)
 			}

@@ -1,0 +1,35 @@
+package loop
+
+import "github.com/agentloop/agentloop/model"
+
+// Dialogue is what the model sees on its next call: the conversation,
+// condensed when it outgrew the context window.
+type Dialogue struct {
+	Conversation []model.Message `json:"-"`
+}
+
+func (c *Dialogue) apply(e Event) {
+	switch d := e.Data.(type) {
+	case *SessionStarted:
+		if len(d.Messages) > 0 {
+			c.Conversation = seededConversation(d.SystemPrompt, d.Messages)
+			return
+		}
+		if d.SystemPrompt != "" {
+			c.Conversation = append(c.Conversation, model.Message{Role: model.RoleSystem, Content: d.SystemPrompt})
+		}
+		c.Conversation = append(c.Conversation, model.Message{Role: model.RoleUser, Content: d.Task})
+	case *ModelResponded:
+		c.Conversation = append(c.Conversation, model.Message{
+			Role: model.RoleAssistant, Content: d.Text, ToolCalls: d.ToolCalls, Reasoning: d.Reasoning,
+		})
+	case *ToolFinished:
+		c.Conversation = append(c.Conversation, model.Message{
+			Role: model.RoleTool, Content: d.Output, ToolCallID: d.CallID, ToolName: d.Name, IsError: d.IsError,
+		})
+	case *MessageAdded:
+		c.Conversation = append(c.Conversation, model.Message{Role: d.Role, Content: d.Content})
+	case *ConversationCondensed:
+		c.Conversation = condensed(c.Conversation, d)
+	}
+}

@@ -1,0 +1,54 @@
+package loop
+
+import "github.com/agentloop/agentloop/tool"
+
+// Progress is what the session changed and how it is going: workspace
+// changes, warnings (to people and the model's limit warnings) and the
+// reduced recent iterations stuck detection looks at.
+type Progress struct {
+	// Modified lists every workspace change, in order.
+	Modified []tool.Modification `json:"modified,omitempty"`
+	// LastModifiedIteration is the last iteration that changed the workspace.
+	LastModifiedIteration int `json:"last_modified_iteration"`
+	// StuckDetections counts stuck.detected events.
+	StuckDetections int             `json:"stuck_detections"`
+	Warnings        []Warning       `json:"warnings,omitempty"`
+	LimitWarnings   map[string]bool `json:"-"`
+
+	// recent holds the last finished iterations reduced for stuck detection.
+	recent []step
+}
+
+// apply folds e; it is the iteration e belongs to (for iteration.ended,
+// already closed by History), n the current iteration's number and l the
+// session's limits.
+func (p *Progress) apply(e Event, it *Iteration, n int, l Limits) {
+	switch d := e.Data.(type) {
+	case *ToolFinished:
+		if len(d.Modified) > 0 {
+			p.Modified = append(p.Modified, d.Modified...)
+			p.LastModifiedIteration = n
+		}
+	case *MessageAdded:
+		if d.Kind == KindUser {
+			p.recent = p.recent[:0] // a person spoke: repetition before it no longer counts
+		}
+		if d.Key != "" {
+			if p.LimitWarnings == nil {
+				p.LimitWarnings = map[string]bool{}
+			}
+			p.LimitWarnings[d.Key] = true
+		}
+	case *IterationEnded:
+		if it != nil && it.N == d.N {
+			if len(p.recent) >= recentCap(l) {
+				p.recent = append(p.recent[:0], p.recent[1:]...)
+			}
+			p.recent = append(p.recent, stepOf(it))
+		}
+	case *StuckDetected:
+		p.StuckDetections++
+	case *Warning:
+		p.Warnings = append(p.Warnings, *d)
+	}
+}
