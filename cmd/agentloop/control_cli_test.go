@@ -139,3 +139,20 @@ func TestControlsFromAnotherProcess(t *testing.T) {
 		t.Fatalf("pause after the end: exit %d %s", code, errOut)
 	}
 }
+
+func TestDeleteSession(t *testing.T) {
+	c := newCLI(t)
+	if _, errOut, code := c.run("", "run", "--model", "script:../../examples/scripts/hello.json", "--dir", t.TempDir(), "say hi"); code != 0 {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	id := sessionID(t, c)
+	if out, errOut, code := c.run("", "sessions", "delete", id); code != 0 || !strings.Contains(out, "deleted") {
+		t.Fatalf("delete: %d %s %s", code, out, errOut)
+	}
+	if _, errOut, code := c.run("", "sessions", "show", id); code == 0 || !strings.Contains(errOut, "not found") {
+		t.Fatalf("show after delete: %d %s", code, errOut)
+	}
+	if _, errOut, code := c.run("", "sessions", "delete", id); code == 0 || !strings.Contains(errOut, "not found") {
+		t.Fatalf("delete twice: %d %s", code, errOut)
+	}
+}

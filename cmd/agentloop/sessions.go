@@ -20,7 +20,7 @@ import (
 
 func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	subs := map[string]func([]string, io.Writer, io.Writer) int{
-		"list": sessionsList, "show": sessionsShow, "resume": sessionsResume, "terminate": sessionsTerminate, "pause": sessionsPause,
+		"list": sessionsList, "show": sessionsShow, "resume": sessionsResume, "terminate": sessionsTerminate, "pause": sessionsPause, "delete": sessionsDelete,
 		"reply": sessionsReply, "approvals": sessionsApprovals, "approve": sessionsApprove, "deny": sessionsDeny,
 		"recover": sessionsRecover,
 	}
@@ -32,6 +32,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
   resume ID                     continue a paused, waiting or interrupted session
   recover                       resume every session a crashed process left running
   pause ID ["note"]             pause a running session after its current step (from any terminal)
+  delete ID                     remove a session that no process runs, with its whole log
   reply ID "text"               answer a session waiting for you and resume it, or give
                                 a running one a message its model sees in its next step
   approvals [ID]                list tool calls waiting for approval
@@ -454,6 +455,33 @@ func sessionsTerminate(args []string, stdout, stderr io.Writer) int {
 	return recordOnly("terminate", "ID [reason]", args, stdout, stderr, func(ctx context.Context, env *cliEnv, id, text string) (*service.Result, error) {
 		return env.svc.Terminate(ctx, env.caller, id, text)
 	})
+}
+
+func sessionsDelete(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sessions delete", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := dbFlag(fs)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: agentloop sessions delete ID")
+		return exitUsage
+	}
+	st, err := assemble.OpenSQLite(*db)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	env := &cliEnv{store: st, caller: localCaller()}
+	defer env.Close()
+	if env.svc, err = service.New(service.Config{Store: st, Runner: loop.Config{Model: noModel{}}}); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if err := env.svc.Delete(context.Background(), env.caller, fs.Arg(0)); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	fmt.Fprintf(stdout, "session %s deleted\n", fs.Arg(0))
+	return 0
 }
 
 func sessionsPause(args []string, stdout, stderr io.Writer) int {
