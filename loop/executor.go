@@ -127,6 +127,8 @@ func (s *Session) perform(ctx context.Context, st Step) error {
 		return s.settle(ctx, st.Answer, false)
 	case endForLimit:
 		return s.endByLimit(ctx, st.Limit)
+	case lookForStuck:
+		return s.perform(ctx, s.policy().stuck(s.state))
 	}
 	// callModel: the run loop makes the call (the iteration is open).
 	return nil

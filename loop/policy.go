@@ -26,6 +26,8 @@ const (
 	callModel
 	// endForLimit ends the session for Step.Limit (after the wrap-up call).
 	endForLimit
+	// lookForStuck asks the policy about repetition, with the events applied.
+	lookForStuck
 )
 
 // Step is a decision: events to record, then at most one effect.
@@ -177,9 +179,8 @@ func (p policy) modelFailed(st *State, f modelFault) Step {
 	return Step{Events: sessionEnd(st, &SessionEnded{Status: StatusError, Reason: ReasonError, Detail: f.Err, Answer: st.LastAnswer()}, f.Err)}
 }
 
-// iterationDone closes an iteration whose calls all have results, and
-// looks for repetition: the first time the session seems stuck the model
-// is told; after that the session waits for a person (or ends).
+// iterationDone closes an iteration whose calls all have results; then
+// the session looks for repetition (stuck).
 func (p policy) iterationDone(st *State) Step {
 	it := st.current()
 	status := IterationCompleted
@@ -192,8 +193,15 @@ func (p policy) iterationDone(st *State) Step {
 	if it.Error != "" || (len(it.ToolCalls) > 0 && errs == len(it.ToolCalls)) {
 		status = IterationFailed
 	}
-	out := iterationEnd(st, status, "", "")
-	pattern, detail, reason, found := st.detectStuckClosing(status)
+	return Step{Events: iterationEnd(st, status, "", ""), Next: lookForStuck}
+}
+
+// stuck looks for repetition over the finished iterations: the first time
+// the session seems stuck the model is told; after that the session waits
+// for a person (or ends, with on-stuck end).
+func (p policy) stuck(st *State) Step {
+	var out []Payload
+	pattern, detail, reason, found := st.DetectStuck()
 	switch {
 	case !found:
 	case st.StuckDetections == 0 && !st.Limits.StuckNoNudge:

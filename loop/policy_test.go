@@ -51,7 +51,7 @@ func describe(s Step) string {
 		b, _ := json.Marshal(p)
 		parts = append(parts, string(p.EventType())+string(b))
 	}
-	names := map[next]string{nothing: "nothing", settleAnswer: "settle " + s.Answer, callModel: "call model", endForLimit: "end for " + string(s.Limit.Reason)}
+	names := map[next]string{nothing: "nothing", settleAnswer: "settle " + s.Answer, callModel: "call model", endForLimit: "end for " + string(s.Limit.Reason), lookForStuck: "look for stuck"}
 	return names[s.Next] + ": " + strings.Join(parts, " | ")
 }
 
@@ -160,17 +160,17 @@ func TestPolicyIterationsAndStuck(t *testing.T) {
 			&ToolFinished{Iteration: n, CallID: id, Name: "read", Output: out, IsError: isErr}}
 	}
 	closed := func(n int) []Payload { return []Payload{&IterationEnded{N: n, Status: IterationCompleted}} }
-	want(t, "a tool call", p.iterationDone(fold(t, seq([]Payload{started(ModeTools, 9)}, call(1, "a", false))...)), "nothing", `iteration.ended{"n":1,"status":"completed"}`)
-	want(t, "every call failed", p.iterationDone(fold(t, seq([]Payload{started(ModeTools, 9)}, call(1, "no", true))...)), "nothing", `iteration.ended{"n":1,"status":"failed"}`)
-	repeated := seq([]Payload{started(ModeTools, 9)}, call(1, "same", false), closed(1), call(2, "same", false), closed(2), call(3, "same", false), closed(3), call(4, "same", false), closed(4), call(5, "same", false))
-	want(t, "the same call and result again: nudge", p.iterationDone(fold(t, repeated...)), "nothing",
-		`iteration.ended{"n":5`, `stuck.detected{"pattern":"repeated_action_observation"`, `"kind":"nudge"`)
-	nudged := seq(repeated, closed(5), []Payload{&StuckDetected{Pattern: "same_call_same_result", Action: "nudge"}}, call(6, "same", false))
-	want(t, "again after the nudge: wait for a person", p.iterationDone(fold(t, nudged...)), "nothing",
-		`iteration.ended{"n":6`, `"action":"pause"`, `session.waiting{"reason":"stuck"`)
+	want(t, "a tool call", p.iterationDone(fold(t, seq([]Payload{started(ModeTools, 9)}, call(1, "a", false))...)), "look for stuck", `iteration.ended{"n":1,"status":"completed"}`)
+	want(t, "every call failed", p.iterationDone(fold(t, seq([]Payload{started(ModeTools, 9)}, call(1, "no", true))...)), "look for stuck", `iteration.ended{"n":1,"status":"failed"}`)
+	want(t, "nothing repeated", p.stuck(fold(t, seq([]Payload{started(ModeTools, 9)}, call(1, "a", false), closed(1))...)), "nothing")
+	repeated := seq([]Payload{started(ModeTools, 9)}, call(1, "same", false), closed(1), call(2, "same", false), closed(2), call(3, "same", false), closed(3), call(4, "same", false), closed(4))
+	want(t, "the same call and result again: nudge", p.stuck(fold(t, repeated...)), "nothing",
+		`stuck.detected{"pattern":"repeated_action_observation"`, `"kind":"nudge"`)
+	nudged := seq(repeated, []Payload{&StuckDetected{Pattern: "repeated_action_observation", Action: "nudge"}}, call(5, "same", false), closed(5))
+	want(t, "again after the nudge: wait for a person", p.stuck(fold(t, nudged...)), "nothing",
+		`"action":"pause"`, `session.waiting{"reason":"stuck"`)
 	ending := seq([]Payload{&SessionStarted{Task: "t", Mode: ModeTools, Limits: Limits{MaxIterations: 9, OnStuck: "end"}}}, nudged[1:])
-	want(t, "with on-stuck end: end for the limit", p.iterationDone(fold(t, ending...)), "end for stuck",
-		`iteration.ended{"n":6`, `"action":"end"`)
+	want(t, "with on-stuck end: end for the limit", p.stuck(fold(t, ending...)), "end for stuck", `"action":"end"`)
 }
 
 func TestPolicyBoundaryAndVerification(t *testing.T) {

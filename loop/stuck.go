@@ -187,23 +187,3 @@ func isCompact(b []byte) bool {
 	}
 	return true
 }
-
-// detectStuckClosing is DetectStuck as it will be once the current
-// iteration is closed with status: the policy decides before the event
-// that closes it is applied.
-func (s *State) detectStuckClosing(status IterationStatus) (pattern, detail string, reason StopReason, ok bool) {
-	it := s.current()
-	if it == nil {
-		return s.DetectStuck()
-	}
-	closed := *it
-	closed.Status = status
-	view := *s
-	view.recent = make([]step, 0, len(s.recent)+1)
-	view.recent = append(view.recent, s.recent...)
-	if len(view.recent) >= recentCap(s.Limits) {
-		view.recent = view.recent[1:]
-	}
-	view.recent = append(view.recent, stepOf(&closed))
-	return view.DetectStuck()
-}
