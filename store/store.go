@@ -32,6 +32,7 @@ type Store interface {
 	Delete(ctx context.Context, sessionID string) error
 	Leases
 	Controls
+	Keys
 	// Close flushes pending appends and releases the store.
 	Close() error
 }

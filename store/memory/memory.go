@@ -31,6 +31,7 @@ type Store struct {
 	leases   map[string]store.Lease
 	tokens   map[string]int64 // the last token of each session, kept across releases
 	controls []store.Control
+	keys     map[string]store.Key // by hash
 }
 
 type session struct {

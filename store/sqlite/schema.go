@@ -75,10 +75,21 @@ CREATE TABLE controls (
 CREATE INDEX controls_pending ON controls (done, id);
 CREATE INDEX controls_session ON controls (session_id, done, id);
 `,
+	// 3: API keys, stored hashed.
+	`
+CREATE TABLE api_keys (
+	id         TEXT    NOT NULL PRIMARY KEY,
+	hash       TEXT    NOT NULL UNIQUE,
+	tenant     TEXT    NOT NULL,
+	role       TEXT    NOT NULL,
+	name       TEXT    NOT NULL,
+	created_at INTEGER NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrate brings the database to SchemaVersion, one transaction per step,
 // and refuses a database from a newer build. The version is read inside a

@@ -237,3 +237,22 @@ func idList(list []loop.Summary) string {
 	}
 	return strings.Join(out, " ")
 }
+
+func (s Suite) testKeys(t *testing.T) {
+	st := s.open(t)
+	ctx := t.Context()
+	k := store.Key{ID: "k1", Hash: "abc123", Tenant: "acme", Role: "operator", Name: "ci", CreatedAt: base}
+	if err := st.CreateKey(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.KeyByHash(ctx, "abc123")
+	if err != nil || got.ID != "k1" || got.Tenant != "acme" || got.Role != "operator" || got.Name != "ci" || !got.CreatedAt.Equal(base) {
+		t.Fatalf("KeyByHash: %+v %v", got, err)
+	}
+	if _, err := st.KeyByHash(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown key: %v", err)
+	}
+	if err := st.CreateKey(ctx, store.Key{ID: "k2", Hash: "abc123", Tenant: "x", Role: "viewer", CreatedAt: base}); err == nil {
+		t.Fatal("a second key with the same hash was stored")
+	}
+}

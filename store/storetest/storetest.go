@@ -69,6 +69,7 @@ func (s Suite) Run(t *testing.T) {
 		{"AppendFenced", s.testAppendFenced},
 		{"Controls", s.testControls},
 		{"TenantAndDelete", s.testTenantAndDelete},
+		{"Keys", s.testKeys},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
