@@ -48,6 +48,12 @@ type Session struct {
 
 var errTerminated = errors.New("session terminated")
 
+// ErrShutdown, as the cause of cancelling a session's context
+// (context.WithCancelCause), pauses it with reason shutdown instead of
+// interrupted: a server that stops pauses its sessions this way and
+// resumes them when it starts again.
+var ErrShutdown = errors.New("the server shut down")
+
 func (r *Runner) newSession(id string, st *State) *Session {
 	return &Session{r: r, id: id, state: st, done: make(chan struct{})}
 }

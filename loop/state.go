@@ -52,7 +52,8 @@ const (
 	ReasonModelError  StopReason = "model_error" // provider retries ran out
 	ReasonApproval    StopReason = "approval"    // a tool call needs approval
 	ReasonQuestion    StopReason = "question"    // the model asked a person
-	ReasonInterrupted StopReason = "interrupted" // the process stopped (Ctrl-C, shutdown)
+	ReasonInterrupted StopReason = "interrupted" // the process stopped (Ctrl-C)
+	ReasonShutdown    StopReason = "shutdown"    // the server shut down; it resumes it on start
 )
 
 // IterationStatus is the state of one iteration.

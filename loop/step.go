@@ -38,6 +38,10 @@ func (s *Session) run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			// The caller stopped us (Ctrl-C, shutdown): pause so the
 			// session can be resumed; an open iteration is redone.
+			if errors.Is(context.Cause(ctx), ErrShutdown) {
+				s.emit(&SessionPaused{Reason: ReasonShutdown, Detail: "the server shut down; it resumes the session when it starts again"})
+				continue
+			}
 			s.emit(&SessionPaused{Reason: ReasonInterrupted, Detail: "the process running the session stopped"})
 			continue
 		}

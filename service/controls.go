@@ -134,10 +134,10 @@ func (s *Service) applyOwned(ctx context.Context, ctl store.Control) (*Result, e
 	var err error
 	switch ctl.Kind {
 	case store.ControlResume:
-		sess, err = s.runner.Resume(ctx, id, ctl.Text)
+		sess, err = s.runner.Resume(s.sessionContext(), id, ctl.Text)
 		res.Outcome = "resumed"
 	case store.ControlReply:
-		sess, err = s.runner.Reply(ctx, id, ctl.Text)
+		sess, err = s.runner.Reply(s.sessionContext(), id, ctl.Text)
 		res.Outcome = "replied"
 	case store.ControlDecide:
 		var d loop.ApprovalDecision
@@ -145,7 +145,7 @@ func (s *Service) applyOwned(ctx context.Context, ctl store.Control) (*Result, e
 			s.disown(id)
 			return nil, invalid("the decision is not valid: %v", err)
 		}
-		sess, err = s.runner.Decide(ctx, id, d)
+		sess, err = s.runner.Decide(s.sessionContext(), id, d)
 		res.Outcome = "decided"
 	case store.ControlTerminate:
 		res.State, err = s.runner.Terminate(ctx, id, ctl.Text)

@@ -138,7 +138,9 @@ func (l *fencedLog) releaseAll(st store.Store) {
 // write less per session): no process runs an ended session again, and
 // the lease expires by itself.
 func (s *Service) keepWhileRunning(sess *loop.Session) {
+	s.running.Add(1)
 	go func() {
+		defer s.running.Done()
 		<-sess.Done()
 		if st, err := sess.Wait(context.Background()); err == nil && st.Status.Finished() {
 			s.log.mu.Lock()

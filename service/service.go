@@ -54,6 +54,11 @@ type Config struct {
 	PollInterval time.Duration
 	// Clock is the time source for waiting (default time.Now).
 	Clock func() time.Time
+	// Context is what sessions run under here, whoever started them (an
+	// HTTP request ends long before its session): cancel it to stop them —
+	// with cause loop.ErrShutdown they pause with reason shutdown, else
+	// interrupted. Default: never cancelled.
+	Context context.Context
 }
 
 // Service is the control API over one store and one runner.
@@ -67,6 +72,8 @@ type Service struct {
 	stopFeed func()
 	cancel   context.CancelFunc
 	bg       sync.WaitGroup
+	// running counts the sessions running here.
+	running sync.WaitGroup
 }
 
 // New starts the service: its runner, lease renewals and the control
@@ -87,6 +94,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
+	}
+	if cfg.Context == nil {
+		cfg.Context = context.Background()
 	}
 	s := &Service{cfg: cfg, st: cfg.Store, feed: cfg.Feed}
 	if s.feed == nil {
@@ -114,6 +124,22 @@ func New(cfg Config) (*Service, error) {
 	go func() { defer s.bg.Done(); s.renewLeases(ctx) }()
 	go func() { defer s.bg.Done(); s.pollControls(ctx) }()
 	return s, nil
+}
+
+// sessionContext is the context sessions run under here.
+func (s *Service) sessionContext() context.Context { return s.cfg.Context }
+
+// Wait blocks until no session runs here any more (after Config.Context
+// was cancelled, they pause at once), or ctx ends.
+func (s *Service) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.running.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Feed is the service's event feed (for readers in this process).

@@ -34,7 +34,7 @@ func (s *Service) Start(ctx context.Context, c Caller, task loop.Task) (*Started
 		}
 		return nil, err
 	}
-	sess, err := s.runner.Start(ctx, task)
+	sess, err := s.runner.Start(s.sessionContext(), task)
 	if err != nil {
 		s.disown(task.ID)
 		if errors.Is(err, loop.ErrSeqConflict) {
@@ -169,7 +169,7 @@ func (s *Service) Recover(ctx context.Context, c Caller) ([]*Started, error) {
 			}
 			continue
 		}
-		sess, err := s.runner.Resume(ctx, sum.ID, "recovered after a restart")
+		sess, err := s.runner.Resume(s.sessionContext(), sum.ID, "recovered after a restart")
 		if err != nil {
 			s.disown(sum.ID)
 			return out, err

@@ -163,11 +163,10 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	cfg.Marker, cfg.Mode = o.marker, o.loopMode()
 	cfg.OnDelta = env.progress.delta
 	env.caller = localCaller()
-	if env.svc, err = service.New(service.Config{Store: env.store, Runner: cfg, Feed: env.feed}); err != nil {
+	if env.svc, err = service.New(service.Config{Store: env.store, Runner: cfg, Feed: env.feed, Context: ctx}); err != nil {
 		env.Close()
 		return nil, err
 	}
-	_ = ctx
 	return env, nil
 }
 
