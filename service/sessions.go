@@ -206,3 +206,25 @@ func (s *Service) Abandoned(ctx context.Context, c Caller) ([]loop.Summary, erro
 	}
 	return out, nil
 }
+
+// EventsPage returns at most limit events of a session after seq after
+// (all of them when limit is 0).
+func (s *Service) EventsPage(ctx context.Context, c Caller, id string, after int64, limit int) ([]loop.Event, error) {
+	if err := c.need(ScopeRead); err != nil {
+		return nil, err
+	}
+	if _, _, err := s.load(ctx, c, id); err != nil {
+		return nil, err
+	}
+	if after < 0 || limit < 0 {
+		return nil, invalid("after and limit cannot be negative")
+	}
+	evs, err := s.st.LoadAfter(ctx, id, after)
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 && len(evs) > limit {
+		evs = evs[:limit]
+	}
+	return evs, nil
+}

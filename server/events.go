@@ -1,0 +1,169 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentloop/agentloop/feed"
+	"github.com/agentloop/agentloop/loop"
+)
+
+// eventsPage is GET /v1/sessions/{id}/events as JSON.
+type eventsPage struct {
+	Events []loop.Event `json:"events"`
+	// Next is the after= of the next page (the last seq returned).
+	Next int64 `json:"next"`
+}
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.sessionID(w, r)
+	if !ok {
+		return
+	}
+	after, err := seqParam(r)
+	if err != nil {
+		problem(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		s.stream(w, r, id, after)
+		return
+	}
+	limit := 100
+	if v := r.URL.Query().Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
+			problem(w, http.StatusBadRequest, "limit must be a number from 1 to 1000")
+			return
+		}
+	}
+	evs, err := s.svc.EventsPage(r.Context(), callerOf(r.Context()), id, after, limit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	page := eventsPage{Events: evs, Next: after}
+	if page.Events == nil {
+		page.Events = []loop.Event{}
+	}
+	if n := len(evs); n > 0 {
+		page.Next = evs[n-1].Seq
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// seqParam is where a reader resumes: Last-Event-ID (an SSE reconnect)
+// or ?after=.
+func seqParam(r *http.Request) (int64, error) {
+	v := r.Header.Get("Last-Event-ID")
+	if v == "" {
+		v = r.URL.Query().Get("after")
+	}
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("after / Last-Event-ID %q must be a sequence number (0 or more)", v)
+	}
+	return n, nil
+}
+
+// stream sends a session's events as Server-Sent Events: the stored ones
+// after seq after, then new ones as they are committed. Every event has
+// id: its sequence number (a reconnect with Last-Event-ID resumes without
+// loss or repeat) and event: its type; token deltas go as event: delta
+// without an id (they are not in the log). The stream ends after
+// session.ended; a comment line every Heartbeat keeps it open.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after int64) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		problem(w, http.StatusInternalServerError, "this connection cannot stream")
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	events, err := s.svc.Events(ctx, callerOf(ctx), id, after)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+
+	type item struct {
+		ev  loop.Event
+		err error
+	}
+	// The log is read on its own goroutine so heartbeats and deltas go
+	// out while it waits.
+	logc := make(chan item)
+	go func() {
+		defer close(logc)
+		for ev, err := range events {
+			select {
+			case logc <- item{ev, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var deltas <-chan feed.Delta
+	if s.cfg.Deltas != nil {
+		deltas = s.cfg.Deltas.Subscribe(ctx, id, 256)
+	}
+	beat := time.NewTicker(s.cfg.Heartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-beat.C:
+			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
+				return
+			}
+			flusher.Flush()
+		case d, ok := <-deltas:
+			if !ok {
+				deltas = nil
+				continue
+			}
+			b, _ := json.Marshal(d.Delta)
+			if _, err := fmt.Fprintf(w, "event: delta\ndata: %s\n\n", b); err != nil {
+				return
+			}
+			flusher.Flush()
+		case it, ok := <-logc:
+			if !ok {
+				return
+			}
+			if it.err != nil {
+				fmt.Fprintf(w, "event: error\ndata: %q\n\n", it.err.Error())
+				flusher.Flush()
+				return
+			}
+			b, err := json.Marshal(it.ev)
+			if err != nil {
+				return
+			}
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", it.ev.Seq, it.ev.Type, b); err != nil {
+				return
+			}
+			flusher.Flush()
+			if it.ev.Type == loop.TypeSessionEnded {
+				return
+			}
+		}
+	}
+}

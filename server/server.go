@@ -1,0 +1,162 @@
+// Package server is agentloop's HTTP API (/v1) over package service:
+// sessions as JSON, their event logs as pages or live Server-Sent Events,
+// controls, and API keys per tenant. Every handler is a thin mapping: the
+// service decides, and its typed errors become statuses
+// (application/problem+json with a message that says what to do).
+//
+//	POST   /v1/sessions                      start one (task, messages, or system_prompt + user_message)
+//	GET    /v1/sessions                      list (?status=&limit=&cursor=)
+//	GET    /v1/sessions/{id}                 the state
+//	DELETE /v1/sessions/{id}                 delete one that no process runs
+//	GET    /v1/sessions/{id}/events          a page (?after=&limit=), or SSE with Accept: text/event-stream
+//	POST   /v1/sessions/{id}/pause|resume|terminate|reply|messages
+//	POST   /v1/sessions/{id}/approvals/{call} approve, deny or edit a pending tool call
+//	GET    /v1/sessions/{id}/plan|memory      the plan and the memory
+//	GET    /healthz, /readyz
+//
+// Sessions never depend on a connection: they run under the server's
+// context, and closing every client changes nothing.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/agentloop/agentloop/feed"
+	"github.com/agentloop/agentloop/service"
+	"github.com/agentloop/agentloop/store"
+)
+
+// Config is what New needs. Service is required.
+type Config struct {
+	Service *service.Service
+	// Keys authenticates Bearer keys. With RequireKeys false, a request
+	// without a key is the local caller (every scope, the local tenant):
+	// only for a server on loopback.
+	Keys        store.Keys
+	RequireKeys bool
+	// Deltas, when set, streams token deltas to SSE readers.
+	Deltas *feed.Deltas
+	// Defaults fill what a create request leaves out.
+	Defaults Defaults
+	Logger   *slog.Logger
+	// MaxBody bounds request bodies (default 1 MiB).
+	MaxBody int64
+	// Heartbeat is how often an idle event stream gets a comment line
+	// (default 15 s), so proxies keep it open and dead clients are found.
+	Heartbeat time.Duration
+}
+
+// Defaults are the settings of sessions started over HTTP, unless the
+// request names its own.
+type Defaults struct {
+	Model    string
+	Endpoint string
+	Profile  string
+	// Approval is "auto" (tools run without asking) or "ask" (writing and
+	// executing tools wait for an approval over the API).
+	Approval string
+	// Workspaces is the directory session workspaces live in: a request's
+	// relative workspace is taken inside it, an absolute one must be
+	// inside it, and a session without one gets a new directory there.
+	Workspaces string
+	// AllowScripts lets requests use scripted models (script:PATH reads a
+	// file of the server's): for local use and tests.
+	AllowScripts  bool
+	MaxIterations int
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg Config
+	svc *service.Service
+	log *slog.Logger
+	mux *http.ServeMux
+	// ready is false while the server starts (recovery) and once it stops.
+	ready func() bool
+}
+
+// New returns the API handler.
+func New(cfg Config) *Server {
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 1 << 20
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, svc: cfg.Service, log: cfg.Logger, mux: http.NewServeMux(), ready: func() bool { return true }}
+	s.routes()
+	return s
+}
+
+// SetReady sets what /readyz reports.
+func (s *Server) SetReady(ready func() bool) { s.ready = ready }
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	m.HandleFunc("GET /readyz", s.readyz)
+	m.HandleFunc("POST /v1/sessions", s.auth(s.createSession))
+	m.HandleFunc("GET /v1/sessions", s.auth(s.listSessions))
+	m.HandleFunc("GET /v1/sessions/{id}", s.auth(s.getSession))
+	m.HandleFunc("DELETE /v1/sessions/{id}", s.auth(s.deleteSession))
+	m.HandleFunc("GET /v1/sessions/{id}/events", s.auth(s.events))
+	m.HandleFunc("GET /v1/sessions/{id}/plan", s.auth(s.plan))
+	m.HandleFunc("GET /v1/sessions/{id}/memory", s.auth(s.memory))
+	m.HandleFunc("POST /v1/sessions/{id}/pause", s.auth(s.pause))
+	m.HandleFunc("POST /v1/sessions/{id}/resume", s.auth(s.resume))
+	m.HandleFunc("POST /v1/sessions/{id}/terminate", s.auth(s.terminate))
+	m.HandleFunc("POST /v1/sessions/{id}/reply", s.auth(s.reply))
+	m.HandleFunc("POST /v1/sessions/{id}/messages", s.auth(s.reply))
+	m.HandleFunc("POST /v1/sessions/{id}/approvals/{call}", s.auth(s.decide))
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		problem(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path+" (the API is under /v1; see /v1/sessions)")
+	})
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	s.mux.ServeHTTP(rw, r)
+	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "ms", time.Since(start).Milliseconds())
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if !s.ready() {
+		problem(w, http.StatusServiceUnavailable, "the server is starting or stopping")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// statusWriter remembers the status for the request log, and passes
+// Flush through for event streams.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+type callerKey struct{}
+
+func callerOf(ctx context.Context) service.Caller { return ctx.Value(callerKey{}).(service.Caller) }

@@ -1,0 +1,341 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentloop/agentloop/assemble"
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/service"
+	"github.com/agentloop/agentloop/store"
+)
+
+// createRequest is POST /v1/sessions. A session is asked one of three
+// ways, told apart by shape: a task, a conversation (messages), or a
+// system prompt and a user message.
+type createRequest struct {
+	Task          string            `json:"task"`
+	Messages      []model.Message   `json:"messages"`
+	SystemPrompt  string            `json:"system_prompt"`
+	UserMessage   string            `json:"user_message"`
+	Model         string            `json:"model"`
+	Mode          string            `json:"mode"`
+	Workspace     string            `json:"workspace"`
+	Profile       string            `json:"profile"`
+	Approval      string            `json:"approval"`
+	MaxIterations int               `json:"max_iterations"`
+	Timeout       string            `json:"timeout"`
+	BudgetTokens  int               `json:"budget_tokens"`
+	BudgetUSD     float64           `json:"budget_usd"`
+	Verify        []string          `json:"verify"`
+	Labels        map[string]string `json:"labels"`
+}
+
+// created is the answer to a create.
+type created struct {
+	ID     string      `json:"id"`
+	Status loop.Status `json:"status"`
+	URL    string      `json:"url"`
+}
+
+func invalid(format string, a ...any) error {
+	return &service.Error{Kind: service.ErrInvalid, Msg: fmt.Sprintf(format, a...)}
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	var req createRequest
+	if err := s.decode(w, r, &req, false); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c := callerOf(r.Context())
+	task, err := s.task(&req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if key := r.Header.Get("Idempotency-Key"); key != "" {
+		// The same key from the same tenant names the same session: a
+		// replayed request finds the session the first one started.
+		h := sha256.Sum256([]byte(c.Tenant + "\x00" + key))
+		task.ID = "idem-" + hex.EncodeToString(h[:10])
+		if st, err := s.svc.Get(r.Context(), c, task.ID); err == nil {
+			writeJSON(w, http.StatusOK, created{ID: st.ID, Status: st.Status, URL: "/v1/sessions/" + st.ID})
+			return
+		}
+	}
+	if task.ID == "" {
+		task.ID = loop.RandomID()
+	}
+	if err := s.workspace(&task); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	started, err := s.svc.Start(r.Context(), c, task)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/sessions/"+started.ID)
+	writeJSON(w, http.StatusCreated, created{ID: started.ID, Status: loop.StatusRunning, URL: "/v1/sessions/" + started.ID})
+}
+
+// task turns a create request into a loop.Task with the server's defaults.
+func (s *Server) task(req *createRequest) (loop.Task, error) {
+	d := s.cfg.Defaults
+	var t loop.Task
+	asked := 0
+	if req.Task != "" {
+		asked++
+		t.Prompt = req.Task
+	}
+	if len(req.Messages) > 0 {
+		asked++
+		t.Messages = req.Messages
+	}
+	if req.UserMessage != "" || (req.SystemPrompt != "" && req.Task == "" && len(req.Messages) == 0) {
+		asked++
+		if req.UserMessage == "" {
+			return t, invalid("system_prompt needs a user_message with it")
+		}
+		t.Prompt, t.SystemPrompt = req.UserMessage, req.SystemPrompt
+	} else if req.SystemPrompt != "" {
+		t.SystemPrompt = req.SystemPrompt
+	}
+	switch {
+	case asked == 0:
+		return t, invalid(`say what to do: "task", "messages", or "system_prompt" with "user_message"`)
+	case asked > 1:
+		return t, invalid(`give one of "task", "messages", or "system_prompt" with "user_message", not several`)
+	}
+	spec := firstSet(req.Model, d.Model)
+	if strings.HasPrefix(spec, "script:") && !d.AllowScripts {
+		return t, invalid("scripted models (script:PATH) are not allowed on this server")
+	}
+	spec, err := assemble.ModelSpec(spec)
+	if err != nil {
+		return t, invalid("model: %v", err)
+	}
+	t.Model, t.Endpoint, t.Profile = spec, d.Endpoint, firstSet(req.Profile, d.Profile)
+	if req.Model != "" && req.Model != d.Model {
+		t.Endpoint = "" // another model: its provider's own endpoint
+	}
+	switch req.Mode {
+	case "", "tools":
+		t.Mode = loop.ModeTools
+	case "thinking":
+		t.Mode = loop.ModeTools
+		if req.MaxIterations == 0 {
+			req.MaxIterations = 10
+		}
+	case "flash":
+		t.Mode = loop.ModeSingleShot
+	case "self-reasoning", "self_reasoning":
+		t.Mode = loop.ModeSelfReasoning
+	default:
+		return t, invalid("mode %q: use tools, thinking, flash or self-reasoning", req.Mode)
+	}
+	switch t.Approval = firstSet(req.Approval, d.Approval, "ask"); t.Approval {
+	case "auto", "ask":
+	default:
+		return t, invalid(`approval %q: use "auto" (tools run without asking) or "ask" (writing tools wait for POST …/approvals/{call})`, req.Approval)
+	}
+	if req.MaxIterations < 0 || req.BudgetTokens < 0 || req.BudgetUSD < 0 {
+		return t, invalid("limits cannot be negative")
+	}
+	limits := loop.Limits{MaxIterations: firstInt(req.MaxIterations, d.MaxIterations, loop.DefaultMaxIterations),
+		BudgetTokens: req.BudgetTokens, BudgetUSD: req.BudgetUSD, NoProgressAfter: 5, MaxToolCallsPerTurn: 10,
+		ModelCallTimeout: 5 * time.Minute, Timeout: 30 * time.Minute}
+	if req.Timeout != "" {
+		if limits.Timeout, err = time.ParseDuration(req.Timeout); err != nil || limits.Timeout <= 0 {
+			return t, invalid("timeout %q: give a duration such as \"10m\"", req.Timeout)
+		}
+	}
+	limits.ContextTokens = assemble.ContextWindow(spec, nil)
+	t.Limits = &limits
+	if len(req.Labels) > 32 {
+		return t, invalid("at most 32 labels")
+	}
+	for k, v := range req.Labels {
+		if k == "" || len(k) > 64 || len(v) > 256 {
+			return t, invalid("label %q: keys of 1-64 characters, values up to 256", k)
+		}
+	}
+	t.Labels, t.Verify, t.Workspace = req.Labels, req.Verify, req.Workspace
+	return t, nil
+}
+
+// workspace places the session's workspace inside the server's
+// workspaces directory: a relative path is taken there, an absolute one
+// must be there, none gets a new directory named after the session.
+func (s *Server) workspace(t *loop.Task) error {
+	root := s.cfg.Defaults.Workspaces
+	if root == "" {
+		return invalid("this server has no workspaces directory (start it with --workspaces DIR)")
+	}
+	dir := t.Workspace
+	switch {
+	case dir == "":
+		dir = filepath.Join(root, t.ID)
+	case !filepath.IsAbs(dir):
+		dir = filepath.Join(root, dir)
+	}
+	dir = filepath.Clean(dir)
+	if rel, err := filepath.Rel(root, dir); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return invalid("workspace %q is outside the server's workspaces directory %s", t.Workspace, root)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return invalid("workspace %q: %v", t.Workspace, err)
+	}
+	t.Workspace = dir
+	return nil
+}
+
+// validID refuses IDs that are not session IDs before they reach a store
+// or a path.
+var validID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func (s *Server) sessionID(w http.ResponseWriter, r *http.Request) (string, bool) {
+	id := r.PathValue("id")
+	if !validID.MatchString(id) {
+		problem(w, http.StatusBadRequest, fmt.Sprintf("%q is not a session ID (letters, digits, - and _)", id))
+		return "", false
+	}
+	return id, true
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.sessionID(w, r)
+	if !ok {
+		return
+	}
+	st, err := s.svc.Get(r.Context(), callerOf(r.Context()), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// listPage is GET /v1/sessions.
+type listPage struct {
+	Sessions   []loop.Summary `json:"sessions"`
+	NextCursor string         `json:"next_cursor,omitempty"`
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := store.Filter{Limit: 50}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			problem(w, http.StatusBadRequest, "limit must be a number from 1 to 500")
+			return
+		}
+		f.Limit = n
+	}
+	if v := q.Get("cursor"); v != "" {
+		b, err := base64.RawURLEncoding.DecodeString(v)
+		n, err2 := strconv.Atoi(strings.TrimPrefix(string(b), "o:"))
+		if err != nil || err2 != nil || n < 0 {
+			problem(w, http.StatusBadRequest, "cursor is not one this server gave out")
+			return
+		}
+		f.Offset = n
+	}
+	for _, st := range strings.Split(q.Get("status"), ",") {
+		if st = strings.TrimSpace(st); st != "" {
+			f.Status = append(f.Status, loop.Status(st))
+		}
+	}
+	list, err := s.svc.List(r.Context(), callerOf(r.Context()), f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	page := listPage{Sessions: list}
+	if page.Sessions == nil {
+		page.Sessions = []loop.Summary{}
+	}
+	if len(list) == f.Limit {
+		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(f.Offset+f.Limit)))
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.sessionID(w, r)
+	if !ok {
+		return
+	}
+	c := callerOf(r.Context())
+	st, err := s.svc.Get(r.Context(), c, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !st.Status.Finished() {
+		problem(w, http.StatusConflict, fmt.Sprintf("session %s is %s: only ended sessions are deleted; terminate it first", id, st.Status))
+		return
+	}
+	if err := s.svc.Delete(r.Context(), c, id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
+	s.part(w, r, func(st *loop.State) any { return map[string]any{"plan": st.Plan, "steps": st.Steps} })
+}
+
+func (s *Server) memory(w http.ResponseWriter, r *http.Request) {
+	s.part(w, r, func(st *loop.State) any {
+		m := st.Memory
+		if m == nil {
+			return map[string]any{"memory": map[string]any{}}
+		}
+		return map[string]any{"memory": m}
+	})
+}
+
+func (s *Server) part(w http.ResponseWriter, r *http.Request, pick func(*loop.State) any) {
+	id, ok := s.sessionID(w, r)
+	if !ok {
+		return
+	}
+	st, err := s.svc.Get(r.Context(), callerOf(r.Context()), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, pick(st))
+}
+
+func firstSet(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func firstInt(n ...int) int {
+	for _, x := range n {
+		if x > 0 {
+			return x
+		}
+	}
+	return 0
+}
