@@ -22,6 +22,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/agentloop/agentloop/feed"
@@ -116,9 +117,26 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/sessions/{id}/reply", s.auth(s.reply))
 	m.HandleFunc("POST /v1/sessions/{id}/messages", s.auth(s.reply))
 	m.HandleFunc("POST /v1/sessions/{id}/approvals/{call}", s.auth(s.decide))
-	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		problem(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path+" (the API is under /v1; see /v1/sessions)")
-	})
+	m.HandleFunc("/", s.noRoute)
+}
+
+// noRoute answers what no route takes: 405 with Allow when the path
+// exists under other methods, else 404.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = method
+		if _, pattern := s.mux.Handler(probe); pattern != "/" {
+			allow = append(allow, method)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		problem(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+"; use "+strings.Join(allow, " or "))
+		return
+	}
+	problem(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path+" (the API is under /v1; see /v1/sessions)")
 }
 
 // ServeHTTP serves the API.

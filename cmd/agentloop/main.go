@@ -30,6 +30,8 @@ func commands() []command {
 	return []command{
 		{"run", "start a session: agentloop run [flags] \"task\"", cmdRun},
 		{"sessions", "list, show, resume, reply to, approve or terminate sessions", cmdSessions},
+		{"serve", "serve the HTTP API: sessions, live event streams, controls (agentloop serve --addr 127.0.0.1:7420)", cmdServe},
+		{"keys", "create API keys for the server: agentloop keys create --tenant T --role operator", cmdKeys},
 		{"parse-toolcalls", "read model text on stdin and print the tool calls found in it", cmdParseToolCalls},
 		{"config", "check the config file: agentloop config check [FILE]", cmdConfig},
 		{"prompt", "print the default system prompt (--tokens: its token count)", cmdPrompt},

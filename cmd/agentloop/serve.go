@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/agentloop/agentloop/assemble"
+	"github.com/agentloop/agentloop/config"
+	"github.com/agentloop/agentloop/feed"
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/server"
+	"github.com/agentloop/agentloop/service"
+	"github.com/agentloop/agentloop/store"
+)
+
+// cmdServe runs the HTTP API until SIGTERM or Ctrl-C.
+func cmdServe(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:7420", "address to listen on; anything but loopback requires --auth keys")
+	db := dbFlag(fs)
+	modelSpec := fs.String("model", os.Getenv("AGENTLOOP_MODEL"), "default model of sessions that name none (PROVIDER/NAME; default ollama/qwen3:8b)")
+	baseURL := fs.String("base-url", "", "the default model's base URL")
+	apiKey := fs.String("api-key", "", "the model API key (default: the provider's environment variable)")
+	configPath := fs.String("config", "", "config file with agent profiles (default $AGENTLOOP_CONFIG or ~/.config/agentloop/config.yaml)")
+	profile := fs.String("profile", "", "default agent profile of sessions")
+	authMode := fs.String("auth", "", "none (every request is the local admin; loopback only) or keys (Authorization: Bearer KEY); default none on loopback")
+	workspaces := fs.String("workspaces", defaultWorkspaces(), "directory the sessions' workspaces live in")
+	yes := fs.Bool("yes", false, "sessions run tools without asking by default (else writing tools wait for an approval over the API)")
+	allowScripts := fs.Bool("allow-script-models", false, "let requests use scripted models (script:PATH, a file of this machine); on by default without keys")
+	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM, how long running sessions get to pause at a safe point")
+	logFormat := fs.String("log-format", "text", "text or json")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: agentloop serve [flags]\n\nServes the HTTP API (/v1): sessions, their live event streams (SSE) and controls.")
+		fmt.Fprintln(stderr, "Sessions survive the server: they pause at SIGTERM and resume when it starts again.\n\nFlags:")
+		fs.PrintDefaults()
+		fmt.Fprintln(stderr, "\nExample:\n  agentloop serve &\n  curl -s localhost:7420/v1/sessions -d '{\"task\":\"say hello\",\"model\":\"ollama/qwen3:8b\"}'")
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
+	if *logFormat == "json" {
+		handler = slog.NewJSONHandler(stderr, nil)
+	} else if *logFormat != "text" {
+		fmt.Fprintln(stderr, "agentloop serve: --log-format is text or json")
+		return exitUsage
+	}
+	log := slog.New(handler)
+
+	loopback := isLoopback(*addr)
+	switch *authMode {
+	case "":
+		if !loopback {
+			*authMode = "keys"
+		} else {
+			*authMode = "none"
+		}
+	case "none":
+		if !loopback {
+			fmt.Fprintf(stderr, "agentloop serve: --addr %s is reachable from other machines: use --auth keys (create keys with agentloop keys create)\n", *addr)
+			return exitUsage
+		}
+	case "keys":
+	default:
+		fmt.Fprintln(stderr, "agentloop serve: --auth is none or keys")
+		return exitUsage
+	}
+	if !set["allow-script-models"] {
+		*allowScripts = *authMode == "none"
+	}
+	var o sessionFlags
+	o.configPath, o.agent = *configPath, *profile
+	cfgFile, prof, err := o.loadConfig()
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if prof != nil && *modelSpec == "" {
+		*modelSpec = prof.Model
+	}
+	prices, err := assemble.Prices(configPrices(cfgFile))
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if *workspaces, err = filepath.Abs(*workspaces); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if err := os.MkdirAll(*workspaces, 0o700); err != nil {
+		return fail(stderr, "workspaces directory %s: %v", *workspaces, err)
+	}
+	st, err := assemble.OpenSQLite(*db)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer st.Close()
+
+	deltas := &feed.Deltas{}
+	resolver := &assemble.Resolver{Config: cfgFile, APIKey: *apiKey}
+	rc := resolver.RunnerConfig(st, prices)
+	rc.OnDelta = func(id string, d model.Delta) { deltas.Publish(feed.Delta{SessionID: id, Delta: d}) }
+	sessionsCtx, stopSessions := context.WithCancelCause(context.Background())
+	defer stopSessions(nil)
+	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx})
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer svc.Close()
+
+	approval := "ask"
+	if *yes {
+		approval = "auto"
+	}
+	profName := ""
+	if prof != nil {
+		profName = prof.Name
+	}
+	api := server.New(server.Config{Service: svc, Keys: st, RequireKeys: *authMode == "keys", Deltas: deltas, Logger: log,
+		Defaults: server.Defaults{Model: *modelSpec, Endpoint: withoutCredentials(*baseURL), Profile: profName, Approval: approval,
+			Workspaces: *workspaces, AllowScripts: *allowScripts}})
+	var ready atomic.Bool
+	api.SetReady(ready.Load)
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fail(stderr, "listening on %s: %v (another agentloop serve running? pick another --addr)", *addr, err)
+	}
+	reqCtx, stopRequests := context.WithCancel(context.Background())
+	defer stopRequests()
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return reqCtx }}
+	fmt.Fprintf(stderr, "agentloop serve: listening on http://%s (auth %s, database %s)\n", ln.Addr(), *authMode, *db)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	recoverSessions(sessionsCtx, svc, log)
+	ready.Store(true)
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	select {
+	case s := <-sig:
+		log.Info("stopping", "signal", s.String(), "grace", grace.String())
+	case err := <-served:
+		log.Error("the server stopped", "err", err)
+		return exitFailed
+	}
+	ready.Store(false)
+	// Streams end, new requests are refused, sessions pause at a safe point.
+	stopRequests()
+	sctx, cancel := context.WithTimeout(context.Background(), *grace)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	stopSessions(loop.ErrShutdown)
+	if err := svc.Wait(sctx); err != nil {
+		log.Warn("sessions still running at the end of the grace period; they are recovered when the server starts again", "err", err)
+	}
+	log.Info("stopped")
+	return 0
+}
+
+// recoverSessions resumes what the last server left: sessions a crash left
+// running (their lease expired) and sessions it paused as it shut down.
+func recoverSessions(ctx context.Context, svc *service.Service, log *slog.Logger) {
+	admin := service.Local("server")
+	started, err := svc.Recover(ctx, admin)
+	for _, s := range started {
+		log.Info("recovered session", "id", s.ID)
+	}
+	if err != nil {
+		log.Error("recovering sessions", "err", err)
+	}
+	paused, err := svc.List(ctx, admin, store.Filter{Status: []loop.Status{loop.StatusPaused}})
+	if err != nil {
+		log.Error("listing paused sessions", "err", err)
+		return
+	}
+	for _, sum := range paused {
+		if sum.Reason != loop.ReasonShutdown {
+			continue
+		}
+		if _, err := svc.Resume(ctx, admin, sum.ID, "resumed after the server restarted"); err != nil && !errors.Is(err, service.ErrConflict) {
+			log.Error("resuming session", "id", sum.ID, "err", err)
+			continue
+		}
+		log.Info("resumed session", "id", sum.ID)
+	}
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func defaultWorkspaces() string {
+	return filepath.Join(filepath.Dir(defaultDB()), "workspaces")
+}
+
+func configPrices(c *config.Config) string {
+	if c == nil {
+		return ""
+	}
+	return c.Prices
+}
