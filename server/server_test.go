@@ -1,0 +1,298 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/assemble"
+	"github.com/agentloop/agentloop/model/price"
+	"github.com/agentloop/agentloop/server"
+	"github.com/agentloop/agentloop/service"
+	"github.com/agentloop/agentloop/store/sqlite"
+)
+
+type api struct {
+	t    *testing.T
+	url  string
+	st   *sqlite.Store
+	dir  string
+	keys map[string]string // role@tenant → key
+}
+
+// newAPI serves the API over real HTTP on loopback, with keys required.
+func newAPI(t *testing.T, requireKeys bool) *api {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := sqlite.Open(filepath.Join(dir, "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	resolver := &assemble.Resolver{}
+	svc, err := service.New(service.Config{Store: st, Runner: resolver.RunnerConfig(st, price.Default())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o700)
+	h := server.New(server.Config{Service: svc, Keys: st, RequireKeys: requireKeys, Heartbeat: 50 * time.Millisecond,
+		Defaults: server.Defaults{Approval: "auto", Workspaces: ws, AllowScripts: true, Model: "script:" + script(t, dir, "hello")}})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	a := &api{t: t, url: srv.URL, st: st, dir: dir, keys: map[string]string{}}
+	for _, k := range []struct{ tenant, role string }{{"acme", "operator"}, {"acme", "viewer"}, {"globex", "operator"}} {
+		secret, rec, err := server.NewKey(k.tenant, k.role, "test", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CreateKey(t.Context(), rec); err != nil {
+			t.Fatal(err)
+		}
+		a.keys[k.role+"@"+k.tenant] = secret
+	}
+	return a
+}
+
+// script writes a scripted model that answers text after delay.
+func script(t *testing.T, dir, text string, delays ...string) string {
+	t.Helper()
+	var steps []string
+	for _, d := range delays {
+		steps = append(steps, fmt.Sprintf(`{"tool_calls":[{"name":"list_dir","arguments":{}}],"delay":%q}`, d))
+	}
+	steps = append(steps, fmt.Sprintf(`{"text":%q}`, text))
+	path := filepath.Join(dir, fmt.Sprintf("script-%d.json", time.Now().UnixNano()))
+	if err := os.WriteFile(path, []byte(`{"steps":[`+strings.Join(steps, ",")+`]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func (a *api) do(method, path, key, body string, hdr ...string) (int, string, http.Header) {
+	a.t.Helper()
+	req, _ := http.NewRequest(method, a.url+path, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func (a *api) create(key, body string) string {
+	a.t.Helper()
+	code, out, _ := a.do("POST", "/v1/sessions", key, body)
+	if code != http.StatusCreated {
+		a.t.Fatalf("create: %d %s", code, out)
+	}
+	var c struct{ ID, Status string }
+	json.Unmarshal([]byte(out), &c)
+	return c.ID
+}
+
+func (a *api) waitStatus(key, id, status string) {
+	a.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		_, out, _ := a.do("GET", "/v1/sessions/"+id, key, "")
+		if strings.Contains(out, `"status":"`+status+`"`) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	a.t.Fatalf("session %s never became %s", id, status)
+}
+
+func TestBadRequestsGetClearStatuses(t *testing.T) {
+	a := newAPI(t, true)
+	op, viewer, other := a.keys["operator@acme"], a.keys["viewer@acme"], a.keys["operator@globex"]
+	id := a.create(op, `{"task":"say hi"}`)
+	a.waitStatus(op, id, "completed")
+	cases := []struct {
+		name, method, path, key, body string
+		status                        int
+		says                          string
+	}{
+		{"no key", "GET", "/v1/sessions", "", "", 401, "requires an API key"},
+		{"unknown key", "GET", "/v1/sessions", "al_nope", "", 401, "unknown API key"},
+		{"malformed JSON", "POST", "/v1/sessions", op, `{"task":`, 400, "not valid JSON"},
+		{"wrong type", "POST", "/v1/sessions", op, `{"task": 3}`, 400, `field \"task\" must be string`},
+		{"unknown field", "POST", "/v1/sessions", op, `{"task":"x","colour":"red"}`, 400, `unknown field \"colour\"`},
+		{"nothing to do", "POST", "/v1/sessions", op, `{}`, 400, "say what to do"},
+		{"two asks", "POST", "/v1/sessions", op, `{"task":"x","user_message":"y"}`, 400, "not several"},
+		{"bad mode", "POST", "/v1/sessions", op, `{"task":"x","mode":"turbo"}`, 400, "use tools, thinking, flash or self-reasoning"},
+		{"workspace outside", "POST", "/v1/sessions", op, `{"task":"x","workspace":"../../etc"}`, 400, "outside the server's workspaces"},
+		{"oversized body", "POST", "/v1/sessions", op, `{"task":"` + strings.Repeat("x", 2<<20) + `"}`, 413, "too large"},
+		{"trailing data", "POST", "/v1/sessions", op, `{"task":"x"} {}`, 400, "after its JSON"},
+		{"a viewer starting", "POST", "/v1/sessions", viewer, `{"task":"x"}`, 403, "sessions:write"},
+		{"a viewer controlling", "POST", "/v1/sessions/" + id + "/pause", viewer, ``, 403, "sessions:control"},
+		{"another tenant's session", "GET", "/v1/sessions/" + id, other, "", 404, "not found"},
+		{"another tenant's events", "GET", "/v1/sessions/" + id + "/events", other, "", 404, "not found"},
+		{"another tenant terminating", "POST", "/v1/sessions/" + id + "/terminate", other, `{"reason":"failed"}`, 404, "not found"},
+		{"path traversal in an id", "GET", "/v1/sessions/..%2f..%2fetc", op, "", 400, "not a session ID"},
+		{"a bad id", "GET", "/v1/sessions/a.b", op, "", 400, "not a session ID"},
+		{"an unknown id", "GET", "/v1/sessions/nosuch", op, "", 404, "not found"},
+		{"controlling an ended session", "POST", "/v1/sessions/" + id + "/pause", op, ``, 409, "has ended"},
+		{"an empty reply", "POST", "/v1/sessions/" + id + "/reply", op, `{"text":""}`, 400, "reply is empty"},
+		{"a bad after", "GET", "/v1/sessions/" + id + "/events?after=-3", op, "", 400, "sequence number"},
+		{"wrong method", "PUT", "/v1/sessions", op, "", 405, "not allowed"},
+		{"no such endpoint", "GET", "/v2/things", op, "", 404, "no such endpoint"},
+		{"a decision without approve", "POST", "/v1/sessions/" + id + "/approvals/c1", op, `{}`, 400, `true or false`},
+	}
+	for _, c := range cases {
+		code, out, hdr := a.do(c.method, c.path, c.key, c.body)
+		if code != c.status || !strings.Contains(out, c.says) {
+			t.Errorf("%s: %d %s, want %d saying %q", c.name, code, out, c.status, c.says)
+		}
+		if code >= 400 && hdr.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s: Content-Type %q", c.name, hdr.Get("Content-Type"))
+		}
+	}
+	// Nothing changed: acme has its one session, globex none.
+	_, out, _ := a.do("GET", "/v1/sessions", op, "")
+	if strings.Count(out, `"id"`) != 1 {
+		t.Fatalf("acme's sessions after bad requests: %s", out)
+	}
+	_, out, _ = a.do("GET", "/v1/sessions", other, "")
+	if !strings.Contains(out, `"sessions":[]`) {
+		t.Fatalf("globex sees: %s", out)
+	}
+}
+
+func TestCreateShapesAndIdempotency(t *testing.T) {
+	a := newAPI(t, false)
+	for _, body := range []string{
+		`{"task":"say hi","labels":{"team":"a"}}`,
+		`{"messages":[{"role":"user","content":"say hi"}]}`,
+		`{"system_prompt":"You are terse.","user_message":"say hi","mode":"flash"}`,
+	} {
+		id := a.create("", body)
+		a.waitStatus("", id, "completed")
+	}
+	first := a.create("", `{"task":"once"}`)
+	code, out, _ := a.do("POST", "/v1/sessions", "", `{"task":"once"}`, "Idempotency-Key", "k-1")
+	if code != 201 {
+		t.Fatalf("with a key: %d %s", code, out)
+	}
+	code, again, _ := a.do("POST", "/v1/sessions", "", `{"task":"once"}`, "Idempotency-Key", "k-1")
+	if code != 200 || !strings.Contains(again, strings.Split(strings.Split(out, `"id":"`)[1], `"`)[0]) {
+		t.Fatalf("replayed key: %d %s (first %s)", code, again, out)
+	}
+	_, list, _ := a.do("GET", "/v1/sessions?limit=2", "", "")
+	if strings.Count(list, `"id"`) != 2 || !strings.Contains(list, "next_cursor") {
+		t.Fatalf("first page: %s", list)
+	}
+	_ = first
+}
+
+// SSE: ids are sequence numbers, Last-Event-ID resumes without loss or
+// repeat, and the stream ends after session.ended.
+func TestEventStreamResumes(t *testing.T) {
+	a := newAPI(t, false)
+	slow := script(t, a.dir, "done", "100ms", "100ms", "100ms")
+	id := a.create("", fmt.Sprintf(`{"task":"list","model":"script:%s"}`, slow))
+	read := func(lastID string, stopAfter int) []string {
+		req, _ := http.NewRequest("GET", a.url+"/v1/sessions/"+id+"/events", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("content type %q", resp.Header.Get("Content-Type"))
+		}
+		var ids []string
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+				ids = append(ids, v)
+				if len(ids) == stopAfter {
+					return ids
+				}
+			}
+		}
+		return ids
+	}
+	first := read("", 4)
+	rest := read(first[len(first)-1], 0)
+	all := append(first, rest...)
+	for i, v := range all {
+		if v != fmt.Sprint(i+1) {
+			t.Fatalf("ids %v: a gap or a repeat at %d", all, i)
+		}
+	}
+	_, out, _ := a.do("GET", "/v1/sessions/"+id+"/events?after=2&limit=3", "", "")
+	var page struct {
+		Events []struct{ Seq int64 }
+		Next   int64
+	}
+	json.Unmarshal([]byte(out), &page)
+	if len(page.Events) != 3 || page.Events[0].Seq != 3 || page.Next != 5 {
+		t.Fatalf("page: %s", out)
+	}
+	if len(all) < 10 || all[len(all)-1] != fmt.Sprint(len(all)) {
+		t.Fatalf("the stream did not run to session.ended: %v", all)
+	}
+}
+
+func TestControlsOverHTTP(t *testing.T) {
+	a := newAPI(t, false)
+	slow := script(t, a.dir, "done", "200ms", "200ms", "200ms", "200ms", "200ms", "200ms")
+	id := a.create("", fmt.Sprintf(`{"task":"list","model":"script:%s","max_iterations":20}`, slow))
+	a.waitStatus("", id, "running")
+	if code, out, _ := a.do("POST", "/v1/sessions/"+id+"/messages", "", `{"text":"look at docs"}`); code != 202 || !strings.Contains(out, "next step") {
+		t.Fatalf("message: %d %s", code, out)
+	}
+	if code, out, _ := a.do("POST", "/v1/sessions/"+id+"/pause", "", `{"reason":"lunch"}`); code != 202 {
+		t.Fatalf("pause: %d %s", code, out)
+	}
+	a.waitStatus("", id, "paused")
+	if code, out, _ := a.do("POST", "/v1/sessions/"+id+"/resume", "", ``); code != 202 || !strings.Contains(out, `"status":"running"`) {
+		t.Fatalf("resume: %d %s", code, out)
+	}
+	if code, out, _ := a.do("DELETE", "/v1/sessions/"+id, "", ""); code != 409 || !strings.Contains(out, "terminate it first") {
+		t.Fatalf("delete while running: %d %s", code, out)
+	}
+	if code, out, _ := a.do("POST", "/v1/sessions/"+id+"/terminate", "", `{"reason":"different_approach"}`); code != 202 {
+		t.Fatalf("terminate: %d %s", code, out)
+	}
+	a.waitStatus("", id, "terminated")
+	_, st, _ := a.do("GET", "/v1/sessions/"+id, "", "")
+	if !strings.Contains(st, `"reason":"different_approach"`) {
+		t.Fatalf("state: %.400s", st)
+	}
+	if _, ev, _ := a.do("GET", "/v1/sessions/"+id+"/events?limit=1000", "", ""); !strings.Contains(ev, `"content":"look at docs"`) {
+		t.Fatal("the message is not in the log")
+	}
+	if code, _, _ := a.do("DELETE", "/v1/sessions/"+id, "", ""); code != 204 {
+		t.Fatalf("delete: %d", code)
+	}
+	if code, _, _ := a.do("GET", "/v1/sessions/"+id, "", ""); code != 404 {
+		t.Fatalf("after delete: %d", code)
+	}
+}
