@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -13,9 +14,28 @@ import (
 // background is an agentloop process running while the test goes on.
 type background struct {
 	cmd      *exec.Cmd
-	out, err bytes.Buffer
+	out, err lockedBuffer
 	done     chan struct{}
 	code     int
+}
+
+// lockedBuffer is written by the process's output copier while the test
+// reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func (c *cli) start(args ...string) *background {
