@@ -30,6 +30,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if wantsWebSocket(r) {
+		s.socket(w, r, id, after)
+		return
+	}
 	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		s.stream(w, r, id, after)
 		return

@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+
 	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/model/price"
 	"github.com/agentloop/agentloop/server"
@@ -294,5 +297,49 @@ func TestControlsOverHTTP(t *testing.T) {
 	}
 	if code, _, _ := a.do("GET", "/v1/sessions/"+id, "", ""); code != 404 {
 		t.Fatalf("after delete: %d", code)
+	}
+}
+
+// The same log over a WebSocket: every event once, in order, from ?after=,
+// and a normal close after session.ended.
+func TestEventsOverWebSocket(t *testing.T) {
+	a := newAPI(t, false)
+	slow := script(t, a.dir, "done", "50ms", "50ms")
+	id := a.create("", fmt.Sprintf(`{"task":"list","model":"script:%s"}`, slow))
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(a.url, "http")+"/v1/sessions/"+id+"/events?after=1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	var seqs []int64
+	for {
+		var msg struct {
+			Type string
+			Seq  int64
+		}
+		if err := wsjson.Read(ctx, conn, &msg); err != nil {
+			if websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+				t.Fatalf("read: %v (after %v)", err, seqs)
+			}
+			break
+		}
+		if msg.Type == "delta" {
+			continue
+		}
+		seqs = append(seqs, msg.Seq)
+	}
+	for i, s := range seqs {
+		if s != int64(i+2) {
+			t.Fatalf("seqs %v", seqs)
+		}
+	}
+	if len(seqs) < 8 {
+		t.Fatalf("only %v", seqs)
+	}
+	// Refusals happen before the upgrade, as HTTP.
+	if _, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(a.url, "http")+"/v1/sessions/nosuch/events", nil); err == nil || resp == nil || resp.StatusCode != 404 {
+		t.Fatalf("unknown session over websocket: %v %v", err, resp)
 	}
 }
