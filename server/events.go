@@ -171,3 +171,51 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 		}
 	}
 }
+
+// summaries streams the caller's sessions as summaries (Server-Sent
+// Events, event: summary): the newest 100 first, then each one again as
+// it changes. An empty summary (event: lagged) says updates were missed:
+// list again.
+func (s *Server) summaries(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		problem(w, http.StatusInternalServerError, "this connection cannot stream")
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ch, err := s.svc.WatchSummaries(ctx, callerOf(ctx), 100)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	beat := time.NewTicker(s.cfg.Heartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-beat.C:
+			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
+				return
+			}
+		case sum, ok := <-ch:
+			if !ok {
+				return
+			}
+			if sum.ID == "" {
+				fmt.Fprint(w, "event: lagged\ndata: {}\n\n")
+			} else {
+				b, _ := json.Marshal(sum)
+				if _, err := fmt.Fprintf(w, "event: summary\ndata: %s\n\n", b); err != nil {
+					return
+				}
+			}
+		}
+		flusher.Flush()
+	}
+}

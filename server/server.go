@@ -12,6 +12,7 @@
 //	POST   /v1/sessions/{id}/pause|resume|terminate|reply|messages
 //	POST   /v1/sessions/{id}/approvals/{call} approve, deny or edit a pending tool call
 //	GET    /v1/sessions/{id}/plan|memory      the plan and the memory
+//	GET    /v1/events                        the tenant's sessions as a live stream of summaries (SSE)
 //	GET    /healthz, /readyz
 //
 // Sessions never depend on a connection: they run under the server's
@@ -109,6 +110,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/sessions/{id}", s.auth(s.getSession))
 	m.HandleFunc("DELETE /v1/sessions/{id}", s.auth(s.deleteSession))
 	m.HandleFunc("GET /v1/sessions/{id}/events", s.auth(s.events))
+	m.HandleFunc("GET /v1/events", s.auth(s.summaries))
 	m.HandleFunc("GET /v1/sessions/{id}/plan", s.auth(s.plan))
 	m.HandleFunc("GET /v1/sessions/{id}/memory", s.auth(s.memory))
 	m.HandleFunc("POST /v1/sessions/{id}/pause", s.auth(s.pause))

@@ -343,3 +343,39 @@ func TestEventsOverWebSocket(t *testing.T) {
 		t.Fatalf("unknown session over websocket: %v %v", err, resp)
 	}
 }
+
+// A dashboard's stream shows its tenant's sessions as they change, and
+// nothing of another tenant's.
+func TestTenantSummaryStream(t *testing.T) {
+	a := newAPI(t, true)
+	op, other := a.keys["operator@acme"], a.keys["operator@globex"]
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", a.url+"/v1/events", nil)
+	req.Header.Set("Authorization", "Bearer "+op)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// globex's session first: its events reach the writer before acme's
+	// session ends the watch.
+	theirs := a.create(other, `{"task":"say hi"}`)
+	a.waitStatus(other, theirs, "completed")
+	mine := a.create(op, `{"task":"say hi"}`)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if strings.Contains(data, theirs) {
+			t.Fatalf("acme saw globex's session: %s", data)
+		}
+		if strings.Contains(data, mine) && strings.Contains(data, `"status":"completed"`) {
+			return
+		}
+	}
+	t.Fatalf("the stream ended before acme's session completed: %v", sc.Err())
+}
