@@ -77,7 +77,8 @@ type Server struct {
 	log *slog.Logger
 	mux *http.ServeMux
 	// ready is false while the server starts (recovery) and once it stops.
-	ready func() bool
+	ready  func() bool
+	counts counters
 }
 
 // New returns the API handler.
@@ -105,6 +106,7 @@ func (s *Server) routes() {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	m.HandleFunc("GET /readyz", s.readyz)
+	m.HandleFunc("GET /metrics", s.auth(s.metrics))
 	m.HandleFunc("POST /v1/sessions", s.auth(s.createSession))
 	m.HandleFunc("GET /v1/sessions", s.auth(s.listSessions))
 	m.HandleFunc("GET /v1/sessions/{id}", s.auth(s.getSession))
@@ -146,6 +148,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	s.mux.ServeHTTP(rw, r)
+	s.counts.request(rw.status)
 	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "ms", time.Since(start).Milliseconds())
 }
 

@@ -379,3 +379,22 @@ func TestTenantSummaryStream(t *testing.T) {
 	}
 	t.Fatalf("the stream ended before acme's session completed: %v", sc.Err())
 }
+
+func TestMetrics(t *testing.T) {
+	a := newAPI(t, false)
+	id := a.create("", `{"task":"say hi"}`)
+	a.waitStatus("", id, "completed")
+	code, out, hdr := a.do("GET", "/metrics", "", "")
+	if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
+		t.Fatalf("%d %s", code, hdr.Get("Content-Type"))
+	}
+	for _, want := range []string{`agentloop_sessions{status="completed"} 1`, "agentloop_iterations 1", `agentloop_http_requests_total{code="2xx"}`, "agentloop_event_streams 0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("metrics lack %q:\n%s", want, out)
+		}
+	}
+	k := newAPI(t, true)
+	if code, _, _ := k.do("GET", "/metrics", k.keys["operator@acme"], ""); code != 403 {
+		t.Fatalf("an operator key read the server's metrics: %d", code)
+	}
+}

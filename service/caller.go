@@ -31,7 +31,10 @@ func Local(subject string) Caller {
 	return Caller{Subject: subject, Scopes: []Scope{ScopeRead, ScopeWrite, ScopeControl, ScopeAllTenants}}
 }
 
-func (c Caller) has(s Scope) bool { return slices.Contains(c.Scopes, s) }
+// Has reports whether the caller holds scope s.
+func (c Caller) Has(s Scope) bool { return slices.Contains(c.Scopes, s) }
+
+func (c Caller) has(s Scope) bool { return c.Has(s) }
 
 func (c Caller) need(s Scope) error {
 	if !c.has(s) {
