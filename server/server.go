@@ -21,6 +21,7 @@ package server
 
 import (
 	"context"
+	_ "embed"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -107,6 +108,10 @@ func (s *Server) routes() {
 	})
 	m.HandleFunc("GET /readyz", s.readyz)
 	m.HandleFunc("GET /metrics", s.auth(s.metrics))
+	m.HandleFunc("GET /v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(openapi)
+	})
 	m.HandleFunc("POST /v1/sessions", s.auth(s.createSession))
 	m.HandleFunc("GET /v1/sessions", s.auth(s.listSessions))
 	m.HandleFunc("GET /v1/sessions/{id}", s.auth(s.getSession))
@@ -179,6 +184,11 @@ func (w *statusWriter) Flush() {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// openapi documents the API (OpenAPI 3.1).
+//
+//go:embed openapi.json
+var openapi []byte
 
 type callerKey struct{}
 

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -396,5 +397,36 @@ func TestMetrics(t *testing.T) {
 	k := newAPI(t, true)
 	if code, _, _ := k.do("GET", "/metrics", k.keys["operator@acme"], ""); code != 403 {
 		t.Fatalf("an operator key read the server's metrics: %d", code)
+	}
+}
+
+// The OpenAPI document is served, and documents every route the server has.
+func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	a := newAPI(t, false)
+	code, out, _ := a.do("GET", "/v1/openapi.json", "", "")
+	var doc struct {
+		OpenAPI string                    `json:"openapi"`
+		Paths   map[string]map[string]any `json:"paths"`
+	}
+	if code != 200 || json.Unmarshal([]byte(out), &doc) != nil || doc.OpenAPI != "3.1.0" {
+		t.Fatalf("%d %.200s", code, out)
+	}
+	src, err := os.ReadFile("server.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := regexp.MustCompile(`HandleFunc\("([A-Z]+) ([^"]+)"`).FindAllStringSubmatch(string(src), -1)
+	if len(routes) < 15 {
+		t.Fatalf("found only %d routes in server.go", len(routes))
+	}
+	for _, r := range routes {
+		ops, ok := doc.Paths[r[2]]
+		if !ok {
+			t.Errorf("route %s %s is not in openapi.json", r[1], r[2])
+			continue
+		}
+		if _, ok := ops[strings.ToLower(r[1])]; !ok {
+			t.Errorf("route %s %s: openapi.json lacks the %s operation", r[1], r[2], r[1])
+		}
 	}
 }
