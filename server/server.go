@@ -44,7 +44,9 @@ type Config struct {
 	Deltas *feed.Deltas
 	// Defaults fill what a create request leaves out.
 	Defaults Defaults
-	Logger   *slog.Logger
+	// Quotas limit what each tenant may start.
+	Quotas Quotas
+	Logger *slog.Logger
 	// MaxBody bounds request bodies (default 1 MiB).
 	MaxBody int64
 	// Heartbeat is how often an idle event stream gets a comment line

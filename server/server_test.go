@@ -430,3 +430,30 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		}
 	}
 }
+
+func TestQuotaRefusesWithRetryAfter(t *testing.T) {
+	a := newAPI(t, true)
+	// A second server on the same store, with a quota of one running session.
+	svc, err := service.New(service.Config{Store: a.st, Runner: (&assemble.Resolver{}).RunnerConfig(a.st, price.Default())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	h := server.New(server.Config{Service: svc, Keys: a.st, RequireKeys: true, Quotas: server.Quotas{Running: 1},
+		Defaults: server.Defaults{Approval: "auto", Workspaces: filepath.Join(a.dir, "ws"), AllowScripts: true}})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	q := &api{t: t, url: srv.URL, keys: a.keys}
+	op := a.keys["operator@acme"]
+	slow := script(t, a.dir, "done", "300ms", "300ms", "300ms")
+	id := q.create(op, fmt.Sprintf(`{"task":"slow","model":"script:%s"}`, slow))
+	code, out, hdr := q.do("POST", "/v1/sessions", op, fmt.Sprintf(`{"task":"another","model":"script:%s"}`, slow))
+	if code != 429 || hdr.Get("Retry-After") == "" || !strings.Contains(out, "its limit") {
+		t.Fatalf("over the quota: %d %s (Retry-After %q)", code, out, hdr.Get("Retry-After"))
+	}
+	// Another tenant has its own quota.
+	if code, out, _ := q.do("POST", "/v1/sessions", a.keys["operator@globex"], fmt.Sprintf(`{"task":"x","model":"script:%s"}`, slow)); code != 201 {
+		t.Fatalf("globex: %d %s", code, out)
+	}
+	q.waitStatus(op, id, "completed")
+}

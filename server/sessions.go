@@ -74,6 +74,13 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if why, wait, err := s.overQuota(r, c); err != nil {
+		s.fail(w, r, err)
+		return
+	} else if why != "" {
+		tooMany(w, why, wait)
+		return
+	}
 	if task.ID == "" {
 		task.ID = loop.RandomID()
 	}

@@ -43,6 +43,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	allowScripts := fs.Bool("allow-script-models", false, "let requests use scripted models (script:PATH, a file of this machine); on by default without keys")
 	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM, how long running sessions get to pause at a safe point")
 	logFormat := fs.String("log-format", "text", "text or json")
+	quotaRunning := fs.Int("quota-running", 0, "most sessions one tenant may run at once (0: no limit)")
+	quotaTokens := fs.Int("quota-tokens-day", 0, "most tokens one tenant's sessions may use in 24 hours (0: no limit)")
+	quotaUSD := fs.Float64("quota-usd-day", 0, "most US dollars one tenant's sessions may cost in 24 hours (0: no limit)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: agentloop serve [flags]\n\nServes the HTTP API (/v1): sessions, their live event streams (SSE) and controls.")
 		fmt.Fprintln(stderr, "Sessions survive the server: they pause at SIGTERM and resume when it starts again.\n\nFlags:")
@@ -130,6 +133,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		profName = prof.Name
 	}
 	api := server.New(server.Config{Service: svc, Keys: st, RequireKeys: *authMode == "keys", Deltas: deltas, Logger: log,
+		Quotas: server.Quotas{Running: *quotaRunning, TokensPerDay: *quotaTokens, USDPerDay: *quotaUSD},
 		Defaults: server.Defaults{Model: *modelSpec, Endpoint: withoutCredentials(*baseURL), Profile: profName, Approval: approval,
 			Workspaces: *workspaces, AllowScripts: *allowScripts}})
 	var ready atomic.Bool
