@@ -159,7 +159,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 				flusher.Flush()
 				return
 			}
-			b, err := json.Marshal(it.ev)
+			b, err := s.enc.encode(it.ev)
 			if err != nil {
 				return
 			}

@@ -82,6 +82,7 @@ type Server struct {
 	// ready is false while the server starts (recovery) and once it stops.
 	ready  func() bool
 	counts counters
+	enc    encodings
 }
 
 // New returns the API handler.
