@@ -5,10 +5,11 @@
 //     Events; for every event a client receives, the latency from the
 //     moment the runner recorded it (its time) to the moment the client
 //     read it — p50 / p99 / max;
+//
 //  2. sessions: N sessions started through POST /v1/sessions at once, and
 //     the time until all of them completed (checked one by one).
 //
-//	go run ./bench/cmd/apibench [-watchers 100] [-sessions 10] [-steps 20] [-concurrent 1000]
+//     go run ./bench/cmd/apibench [-watchers 100] [-sessions 10] [-steps 20] [-concurrent 1000]
 package main
 
 import (
