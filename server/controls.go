@@ -9,15 +9,15 @@ import (
 	"github.com/agentloop/agentloop/store"
 )
 
-// controlBody is the body of pause, resume, terminate and reply.
-type controlBody struct {
+// Control is the body of pause, resume, terminate and reply.
+type Control struct {
 	Reason string `json:"reason"`
 	Note   string `json:"note"`
 	Text   string `json:"text"`
 }
 
-// controlResult is what a control did.
-type controlResult struct {
+// ControlResult is what a control did.
+type ControlResult struct {
 	ID      string      `json:"id"`
 	Applied bool        `json:"applied"`
 	Outcome string      `json:"outcome"`
@@ -26,12 +26,12 @@ type controlResult struct {
 	Request *store.Control `json:"request,omitempty"`
 }
 
-func (s *Server) control(w http.ResponseWriter, r *http.Request, act func(c service.Caller, id string, b controlBody) (*service.Result, error)) {
+func (s *Server) control(w http.ResponseWriter, r *http.Request, act func(c service.Caller, id string, b Control) (*service.Result, error)) {
 	id, ok := s.sessionID(w, r)
 	if !ok {
 		return
 	}
-	var b controlBody
+	var b Control
 	if err := s.decode(w, r, &b, true); err != nil {
 		s.fail(w, r, err)
 		return
@@ -41,7 +41,7 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, act func(c serv
 		s.fail(w, r, err)
 		return
 	}
-	out := controlResult{ID: res.ID, Applied: res.Applied, Outcome: res.Outcome, Request: res.Request}
+	out := ControlResult{ID: res.ID, Applied: res.Applied, Outcome: res.Outcome, Request: res.Request}
 	status := http.StatusAccepted
 	if res.State != nil {
 		out.Status, status = res.State.Status, http.StatusOK
@@ -52,31 +52,31 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, act func(c serv
 }
 
 func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
-	s.control(w, r, func(c service.Caller, id string, b controlBody) (*service.Result, error) {
+	s.control(w, r, func(c service.Caller, id string, b Control) (*service.Result, error) {
 		return s.svc.Pause(r.Context(), c, id, firstSet(b.Reason, b.Note, b.Text))
 	})
 }
 
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
-	s.control(w, r, func(c service.Caller, id string, b controlBody) (*service.Result, error) {
+	s.control(w, r, func(c service.Caller, id string, b Control) (*service.Result, error) {
 		return s.svc.Resume(r.Context(), c, id, firstSet(b.Note, b.Text, b.Reason))
 	})
 }
 
 func (s *Server) terminate(w http.ResponseWriter, r *http.Request) {
-	s.control(w, r, func(c service.Caller, id string, b controlBody) (*service.Result, error) {
+	s.control(w, r, func(c service.Caller, id string, b Control) (*service.Result, error) {
 		return s.svc.Terminate(r.Context(), c, id, firstSet(b.Reason, b.Text, b.Note))
 	})
 }
 
 func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
-	s.control(w, r, func(c service.Caller, id string, b controlBody) (*service.Result, error) {
+	s.control(w, r, func(c service.Caller, id string, b Control) (*service.Result, error) {
 		return s.svc.Reply(r.Context(), c, id, firstSet(b.Text, b.Note, b.Reason))
 	})
 }
 
-// decisionBody is POST /v1/sessions/{id}/approvals/{call}.
-type decisionBody struct {
+// Decision is the body of POST /v1/sessions/{id}/approvals/{call}.
+type Decision struct {
 	Approve  *bool           `json:"approve"`
 	ArgsHash string          `json:"args_hash"`
 	Reason   string          `json:"reason"`
@@ -88,7 +88,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var b decisionBody
+	var b Decision
 	if err := s.decode(w, r, &b, false); err != nil {
 		s.fail(w, r, err)
 		return
@@ -103,7 +103,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := controlResult{ID: res.ID, Applied: res.Applied, Outcome: res.Outcome, Request: res.Request}
+	out := ControlResult{ID: res.ID, Applied: res.Applied, Outcome: res.Outcome, Request: res.Request}
 	if res.State != nil {
 		out.Status = res.State.Status
 	} else if res.Session != nil {

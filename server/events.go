@@ -13,8 +13,8 @@ import (
 	"github.com/agentloop/agentloop/loop"
 )
 
-// eventsPage is GET /v1/sessions/{id}/events as JSON.
-type eventsPage struct {
+// EventsPage is GET /v1/sessions/{id}/events as JSON.
+type EventsPage struct {
 	Events []loop.Event `json:"events"`
 	// Next is the after= of the next page (the last seq returned).
 	Next int64 `json:"next"`
@@ -50,7 +50,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	page := eventsPage{Events: evs, Next: after}
+	page := EventsPage{Events: evs, Next: after}
 	if page.Events == nil {
 		page.Events = []loop.Event{}
 	}

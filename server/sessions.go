@@ -20,10 +20,10 @@ import (
 	"github.com/agentloop/agentloop/store"
 )
 
-// createRequest is POST /v1/sessions. A session is asked one of three
+// CreateRequest is the body of POST /v1/sessions. A session is asked one of three
 // ways, told apart by shape: a task, a conversation (messages), or a
 // system prompt and a user message.
-type createRequest struct {
+type CreateRequest struct {
 	Task          string            `json:"task"`
 	Messages      []model.Message   `json:"messages"`
 	SystemPrompt  string            `json:"system_prompt"`
@@ -41,8 +41,8 @@ type createRequest struct {
 	Labels        map[string]string `json:"labels"`
 }
 
-// created is the answer to a create.
-type created struct {
+// Created is the answer to a create.
+type Created struct {
 	ID     string      `json:"id"`
 	Status loop.Status `json:"status"`
 	URL    string      `json:"url"`
@@ -53,7 +53,7 @@ func invalid(format string, a ...any) error {
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
-	var req createRequest
+	var req CreateRequest
 	if err := s.decode(w, r, &req, false); err != nil {
 		s.fail(w, r, err)
 		return
@@ -70,7 +70,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		h := sha256.Sum256([]byte(c.Tenant + "\x00" + key))
 		task.ID = "idem-" + hex.EncodeToString(h[:10])
 		if st, err := s.svc.Get(r.Context(), c, task.ID); err == nil {
-			writeJSON(w, http.StatusOK, created{ID: st.ID, Status: st.Status, URL: "/v1/sessions/" + st.ID})
+			writeJSON(w, http.StatusOK, Created{ID: st.ID, Status: st.Status, URL: "/v1/sessions/" + st.ID})
 			return
 		}
 	}
@@ -94,11 +94,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/v1/sessions/"+started.ID)
-	writeJSON(w, http.StatusCreated, created{ID: started.ID, Status: loop.StatusRunning, URL: "/v1/sessions/" + started.ID})
+	writeJSON(w, http.StatusCreated, Created{ID: started.ID, Status: loop.StatusRunning, URL: "/v1/sessions/" + started.ID})
 }
 
 // task turns a create request into a loop.Task with the server's defaults.
-func (s *Server) task(req *createRequest) (loop.Task, error) {
+func (s *Server) task(req *CreateRequest) (loop.Task, error) {
 	d := s.cfg.Defaults
 	var t loop.Task
 	asked := 0
@@ -234,8 +234,8 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, st)
 }
 
-// listPage is GET /v1/sessions.
-type listPage struct {
+// ListPage is GET /v1/sessions.
+type ListPage struct {
 	Sessions   []loop.Summary `json:"sessions"`
 	NextCursor string         `json:"next_cursor,omitempty"`
 }
@@ -270,7 +270,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	page := listPage{Sessions: list}
+	page := ListPage{Sessions: list}
 	if page.Sessions == nil {
 		page.Sessions = []loop.Summary{}
 	}
