@@ -24,21 +24,21 @@ import (
 // ways, told apart by shape: a task, a conversation (messages), or a
 // system prompt and a user message.
 type CreateRequest struct {
-	Task          string            `json:"task"`
-	Messages      []model.Message   `json:"messages"`
-	SystemPrompt  string            `json:"system_prompt"`
-	UserMessage   string            `json:"user_message"`
-	Model         string            `json:"model"`
-	Mode          string            `json:"mode"`
-	Workspace     string            `json:"workspace"`
-	Profile       string            `json:"profile"`
-	Approval      string            `json:"approval"`
-	MaxIterations int               `json:"max_iterations"`
-	Timeout       string            `json:"timeout"`
-	BudgetTokens  int               `json:"budget_tokens"`
-	BudgetUSD     float64           `json:"budget_usd"`
-	Verify        []string          `json:"verify"`
-	Labels        map[string]string `json:"labels"`
+	Task          string            `json:"task,omitempty"`
+	Messages      []model.Message   `json:"messages,omitempty"`
+	SystemPrompt  string            `json:"system_prompt,omitempty"`
+	UserMessage   string            `json:"user_message,omitempty"`
+	Model         string            `json:"model,omitempty"`
+	Mode          string            `json:"mode,omitempty"`
+	Workspace     string            `json:"workspace,omitempty"`
+	Profile       string            `json:"profile,omitempty"`
+	Approval      string            `json:"approval,omitempty"`
+	MaxIterations int               `json:"max_iterations,omitempty"`
+	Timeout       string            `json:"timeout,omitempty"`
+	BudgetTokens  int               `json:"budget_tokens,omitempty"`
+	BudgetUSD     float64           `json:"budget_usd,omitempty"`
+	Verify        []string          `json:"verify,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
 }
 
 // Created is the answer to a create.

@@ -26,6 +26,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var o sessionFlags
 	o.register(fs)
 	jsonOut := fs.Bool("json", false, "print the final session state as JSON on stdout")
+	serverURL := serverFlag(fs)
 	showDiff := fs.Bool("diff", false, "print a unified diff of every file the session changed, at the end")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: agentloop run [flags] \"task\"")
@@ -64,6 +65,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
+	if *serverURL != "" {
+		return runRemote(*serverURL, &o, task, messages, *jsonOut, stdout, stderr)
+	}
 	ctx, stop := interruptContext(stderr)
 	defer stop()
 	env, err := o.open(ctx, stderr, nil)

@@ -233,3 +233,42 @@ func TestServerShutdownPausesAndResumes(t *testing.T) {
 		t.Fatalf("after the restart: %s", st)
 	}
 }
+
+// The CLI with --server prints what it prints locally, and exits the same.
+func TestCLIAgainstAServer(t *testing.T) {
+	c := newCLI(t)
+	ws := t.TempDir()
+	s := c.serve("--workspaces", ws)
+	c.env = append(c.env, "AGENTLOOP_SERVER="+s.url)
+	out, errOut, code := c.run("", "run", "--model", "script:../../examples/scripts/hello.json", "say hi")
+	if code != exitCompleted || !strings.Contains(out, "Hello! I'm a scripted model") || !strings.Contains(errOut, "completed (completed) after 1 steps") {
+		t.Fatalf("run --server: exit %d\n%s\n%s", code, out, errOut)
+	}
+	list, _, code := c.run("", "sessions", "list", "--json")
+	var sums []struct{ ID, Status string }
+	if code != 0 || json.Unmarshal([]byte(list), &sums) != nil || len(sums) != 1 || sums[0].Status != "completed" {
+		t.Fatalf("sessions list --server: %d %s", code, list)
+	}
+	show, _, _ := c.run("", "sessions", "show", sums[0].ID)
+	if !strings.Contains(show, "status:    completed (completed)") {
+		t.Fatalf("sessions show --server:\n%s", show)
+	}
+	// A session waiting for approval, approved over the server.
+	script := writeSteps(t, `{"tool_calls":[{"name":"write_file","arguments":{"path":"a.txt","content":"hi"}}]}`, `{"text":"wrote a.txt"}`)
+	_, errOut, code = c.run("", "run", "--model", "script:"+script, "write a.txt")
+	if code != exitPaused || !strings.Contains(errOut, "agentloop sessions approve") {
+		t.Fatalf("run needing approval: exit %d\n%s", code, errOut)
+	}
+	approve := regexp.MustCompile(`agentloop sessions approve (\S+) (\S+) (\S+)`).FindStringSubmatch(errOut)
+	out, errOut, code = c.run("", "sessions", "approve", approve[1], approve[2], approve[3])
+	if code != exitCompleted || !strings.Contains(out, "wrote a.txt") {
+		t.Fatalf("approve --server: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// Errors are the server's, with the same exit code.
+	if _, errOut, code := c.run("", "sessions", "show", "nosuch"); code != exitFailed || !strings.Contains(errOut, "not found") {
+		t.Fatalf("unknown session: %d %s", code, errOut)
+	}
+	if _, errOut, code := c.run("", "sessions", "pause", sums[0].ID); code != exitFailed || !strings.Contains(errOut, "has ended") {
+		t.Fatalf("pausing an ended session: %d %s", code, errOut)
+	}
+}

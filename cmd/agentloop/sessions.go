@@ -45,6 +45,9 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	if url := serverIn(args[1:]); url != "" {
+		return sessionsRemote(url, args[0], args[1:], stdout, stderr)
+	}
 	fn, ok := subs[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "agentloop sessions: unknown command %q (try agentloop sessions -h)\n", args[0])
@@ -81,7 +84,15 @@ func sessionsList(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if *jsonOut {
+	return printList(list, *jsonOut, stdout, stderr)
+}
+
+// printList prints sessions as a table, or as JSON.
+func printList(list []loop.Summary, jsonOut bool, stdout, stderr io.Writer) int {
+	if jsonOut {
+		if list == nil {
+			list = []loop.Summary{}
+		}
 		return printJSON(stdout, list)
 	}
 	if len(list) == 0 {

@@ -1,0 +1,203 @@
+// Package client is a Go client of agentloop's HTTP API (package server):
+// what `agentloop --server URL` uses. Errors from the server keep its
+// message (the problem document's detail) and its status.
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/server"
+)
+
+// Client talks to one server.
+type Client struct {
+	// Base is the server's URL, e.g. http://127.0.0.1:7420.
+	Base string
+	// Key is the API key, if the server needs one.
+	Key  string
+	HTTP *http.Client
+}
+
+// Error is a refusal from the server.
+type Error struct {
+	Status int
+	Detail string
+}
+
+func (e *Error) Error() string { return e.Detail }
+
+func (c *Client) http() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return http.DefaultClient
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.Base, "/")+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Key)
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return fmt.Errorf("agentloop server %s: %w (is agentloop serve running there? check --server / AGENTLOOP_SERVER)", c.Base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		var p struct{ Detail string }
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if json.Unmarshal(b, &p) != nil || p.Detail == "" {
+			p.Detail = fmt.Sprintf("HTTP %d from %s: %s", resp.StatusCode, c.Base, strings.TrimSpace(string(b)))
+		}
+		return &Error{Status: resp.StatusCode, Detail: p.Detail}
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// Start starts a session.
+func (c *Client) Start(ctx context.Context, req server.CreateRequest) (server.Created, error) {
+	var out server.Created
+	return out, c.do(ctx, "POST", "/v1/sessions", req, &out)
+}
+
+// Get returns a session's state.
+func (c *Client) Get(ctx context.Context, id string) (*loop.State, error) {
+	var st loop.State
+	if err := c.do(ctx, "GET", "/v1/sessions/"+url.PathEscape(id), nil, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// List returns sessions, newest first (status "" for all).
+func (c *Client) List(ctx context.Context, status string, limit int) ([]loop.Summary, error) {
+	q := url.Values{}
+	if status != "" {
+		q.Set("status", status)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var page server.ListPage
+	if err := c.do(ctx, "GET", "/v1/sessions?"+q.Encode(), nil, &page); err != nil {
+		return nil, err
+	}
+	return page.Sessions, nil
+}
+
+// EventsPage returns the stored events after seq after.
+func (c *Client) EventsPage(ctx context.Context, id string, after int64, limit int) (server.EventsPage, error) {
+	var page server.EventsPage
+	return page, c.do(ctx, "GET", fmt.Sprintf("/v1/sessions/%s/events?after=%d&limit=%d", url.PathEscape(id), after, limit), nil, &page)
+}
+
+// Control pauses, resumes, terminates or replies to a session (kind is
+// the endpoint: pause, resume, terminate, reply).
+func (c *Client) Control(ctx context.Context, id, kind string, body server.Control) (server.ControlResult, error) {
+	var out server.ControlResult
+	return out, c.do(ctx, "POST", "/v1/sessions/"+url.PathEscape(id)+"/"+kind, body, &out)
+}
+
+// Decide approves or denies a pending tool call.
+func (c *Client) Decide(ctx context.Context, id, call string, d server.Decision) (server.ControlResult, error) {
+	var out server.ControlResult
+	return out, c.do(ctx, "POST", "/v1/sessions/"+url.PathEscape(id)+"/approvals/"+url.PathEscape(call), d, &out)
+}
+
+// Delete deletes an ended session.
+func (c *Client) Delete(ctx context.Context, id string) error {
+	return c.do(ctx, "DELETE", "/v1/sessions/"+url.PathEscape(id), nil, nil)
+}
+
+// Events follows a session's log over Server-Sent Events from seq after:
+// the stored events, then new ones, until the session ends or ctx does.
+// A dropped connection is resumed from the last event seen.
+func (c *Client) Events(ctx context.Context, id string, after int64) iter.Seq2[loop.Event, error] {
+	return func(yield func(loop.Event, error) bool) {
+		for retries := 0; retries < 5; {
+			req, err := http.NewRequestWithContext(ctx, "GET", strings.TrimRight(c.Base, "/")+"/v1/sessions/"+url.PathEscape(id)+"/events", nil)
+			if err != nil {
+				yield(loop.Event{}, err)
+				return
+			}
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
+			if c.Key != "" {
+				req.Header.Set("Authorization", "Bearer "+c.Key)
+			}
+			resp, err := c.http().Do(req)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				retries++
+				continue
+			}
+			if resp.StatusCode >= 400 {
+				b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+				resp.Body.Close()
+				var p struct{ Detail string }
+				json.Unmarshal(b, &p)
+				yield(loop.Event{}, &Error{Status: resp.StatusCode, Detail: p.Detail})
+				return
+			}
+			ended := false
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 1<<20), 16<<20)
+			for sc.Scan() {
+				data, ok := strings.CutPrefix(sc.Text(), "data: ")
+				if !ok {
+					continue
+				}
+				var ev loop.Event
+				if json.Unmarshal([]byte(data), &ev) != nil || ev.Seq == 0 {
+					continue // a delta, or a line that is not an event
+				}
+				after = ev.Seq
+				retries = 0
+				if !yield(ev, nil) {
+					resp.Body.Close()
+					return
+				}
+				if ev.Type == loop.TypeSessionEnded {
+					ended = true
+					break
+				}
+			}
+			resp.Body.Close()
+			if ended || ctx.Err() != nil {
+				return
+			}
+			retries++
+		}
+		yield(loop.Event{}, fmt.Errorf("the event stream from %s kept breaking", c.Base))
+	}
+}

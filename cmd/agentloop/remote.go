@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/agentloop/agentloop/client"
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/server"
+)
+
+// The CLI as a client of `agentloop serve`: with --server URL (or
+// $AGENTLOOP_SERVER), run and sessions talk to that server over HTTP
+// and print what they print locally. The key is $AGENTLOOP_KEY.
+
+// serverFlag registers --server on a command's flags.
+func serverFlag(fs *flag.FlagSet) *string {
+	return fs.String("server", os.Getenv("AGENTLOOP_SERVER"), "URL of an agentloop server to use instead of the local database ($AGENTLOOP_SERVER; the key is $AGENTLOOP_KEY)")
+}
+
+func remote(url string) *client.Client {
+	return &client.Client{Base: url, Key: os.Getenv("AGENTLOOP_KEY")}
+}
+
+// runRemote starts a session on the server and follows it like run does.
+func runRemote(url string, o *sessionFlags, task string, messages []model.Message, jsonOut bool, stdout, stderr io.Writer) int {
+	c := remote(url)
+	req := server.CreateRequest{Task: task, Messages: messages, MaxIterations: o.maxIterations, Verify: o.verify, Profile: o.agent}
+	if len(messages) > 0 {
+		req.Task = ""
+	}
+	if o.set["model"] || os.Getenv("AGENTLOOP_MODEL") != "" {
+		req.Model = o.model
+		if path, ok := strings.CutPrefix(o.model, "script:"); ok && !strings.HasPrefix(path, "/") {
+			if spec, err := absScript(path); err == nil {
+				req.Model = spec // the server reads it from its own directory
+			}
+		}
+	}
+	if o.set["mode"] || o.set["self-reasoning"] {
+		req.Mode = o.mode
+	}
+	if o.set["dir"] {
+		req.Workspace = o.dir // a directory of the server's
+	}
+	if o.yes {
+		req.Approval = "auto"
+	}
+	ctx := context.Background()
+	created, err := c.Start(ctx, req)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	return followRemote(c, created.ID, 0, o.maxIterations, jsonOut, stdout, stderr)
+}
+
+func absScript(path string) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return "script:" + wd + "/" + path, nil
+}
+
+// followRemote shows a remote session's events after seq after until it
+// stops, then its outcome. Ctrl-C asks the server to pause it.
+func followRemote(c *client.Client, id string, after int64, maxIter int, jsonOut bool, stdout, stderr io.Writer) int {
+	progress := newProgress(stderr, isTerminal(os.Stderr), maxIter)
+	ictx, stop := interruptContext(stderr)
+	defer stop()
+	go func() {
+		<-ictx.Done()
+		if _, err := c.Control(context.Background(), id, "pause", server.Control{Reason: "interrupted"}); err == nil {
+			fmt.Fprintln(stderr, "asked the server to pause the session")
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for ev, err := range c.Events(ctx, id, after) {
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		progress.event(ev)
+		if t := ev.Type; t == loop.TypeSessionEnded || t == loop.TypeSessionPaused || t == loop.TypeSessionWaiting {
+			break
+		}
+	}
+	progress.done()
+	st, err := c.Get(context.Background(), id)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	return report(st, nil, stdout, stderr, jsonOut)
+}
+
+// sessionsRemote runs a sessions subcommand against a server.
+func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) int {
+	c := remote(url)
+	fs := flag.NewFlagSet("sessions "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	serverFlag(fs)
+	fs.String("db", "", "ignored with --server: the server has its database")
+	jsonOut := fs.Bool("json", false, "print JSON")
+	status := fs.String("status", "", "only sessions with this status")
+	limit := fs.Int("limit", 50, "at most this many sessions")
+	events := fs.Bool("events", false, "print the raw event log as JSON lines")
+	argsJSON := fs.String("args", "", "replace the call's arguments with this JSON (approve)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	ctx := context.Background()
+	rest := fs.Args()
+	need := map[string]int{"show": 1, "resume": 1, "reply": 2, "pause": 1, "terminate": 1, "delete": 1, "approve": 3, "deny": 3}
+	if n, ok := need[sub]; ok && len(rest) < n {
+		fmt.Fprintf(stderr, "agentloop sessions %s: missing arguments (see agentloop sessions -h)\n", sub)
+		return exitUsage
+	}
+	var res server.ControlResult
+	var err error
+	var before int64 // the log's end before a control that resumes the session
+	if sub == "resume" || sub == "reply" || sub == "approve" || sub == "deny" {
+		st, err := c.Get(ctx, rest[0])
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		before = st.Seq
+	}
+	switch sub {
+	case "list":
+		list, err := c.List(ctx, *status, *limit)
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		return printList(list, *jsonOut, stdout, stderr)
+	case "show":
+		if *events {
+			var after int64
+			enc := json.NewEncoder(stdout)
+			for {
+				page, err := c.EventsPage(ctx, rest[0], after, 1000)
+				if err != nil {
+					return fail(stderr, "%v", err)
+				}
+				for _, e := range page.Events {
+					enc.Encode(e)
+				}
+				if len(page.Events) < 1000 {
+					return 0
+				}
+				after = page.Next
+			}
+		}
+		st, err := c.Get(ctx, rest[0])
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		if *jsonOut {
+			return printJSON(stdout, withExitCode(st))
+		}
+		showState(safeWriter{stdout}, st)
+		return 0
+	case "delete":
+		if err := c.Delete(ctx, rest[0]); err != nil {
+			return fail(stderr, "%v", err)
+		}
+		fmt.Fprintf(stdout, "session %s deleted\n", rest[0])
+		return 0
+	case "pause", "terminate":
+		res, err = c.Control(ctx, rest[0], sub, server.Control{Reason: strings.Join(rest[1:], " ")})
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		fmt.Fprintf(stdout, "session %s: %s\n", rest[0], res.Outcome)
+		return 0
+	case "resume":
+		res, err = c.Control(ctx, rest[0], "resume", server.Control{Note: strings.Join(rest[1:], " ")})
+	case "reply":
+		res, err = c.Control(ctx, rest[0], "reply", server.Control{Text: strings.Join(rest[1:], " ")})
+	case "approve", "deny":
+		yes := sub == "approve"
+		d := server.Decision{Approve: &yes, ArgsHash: rest[2], Reason: strings.Join(rest[3:], " ")}
+		if *argsJSON != "" {
+			if !json.Valid([]byte(*argsJSON)) {
+				return fail(stderr, "--args is not valid JSON: %s", *argsJSON)
+			}
+			d.Args = json.RawMessage(*argsJSON)
+		}
+		res, err = c.Decide(ctx, rest[0], rest[1], d)
+	default:
+		fmt.Fprintf(stderr, "agentloop sessions %s: not available with --server\n", sub)
+		return exitUsage
+	}
+	if err != nil {
+		var ce *client.Error
+		if errors.As(err, &ce) {
+			return fail(stderr, "%v", ce)
+		}
+		return fail(stderr, "%v", err)
+	}
+	st, err := c.Get(ctx, rest[0])
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if res.Status == loop.StatusRunning || st.Status == loop.StatusRunning {
+		// It runs on the server: follow it from where it was.
+		return followRemote(c, rest[0], before, 0, false, stdout, stderr)
+	}
+	return report(st, nil, stdout, stderr, false)
+}
+
+// serverIn finds --server in args (or $AGENTLOOP_SERVER) without parsing
+// the rest, so a command can switch to the server before its own flags.
+func serverIn(args []string) string {
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--server="); ok {
+			return v
+		}
+		if v, ok := strings.CutPrefix(a, "-server="); ok {
+			return v
+		}
+		if (a == "--server" || a == "-server") && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return os.Getenv("AGENTLOOP_SERVER")
+}
