@@ -24,8 +24,7 @@ var roles = map[string][]service.Scope{
 	"admin":    {service.ScopeRead, service.ScopeWrite, service.ScopeControl, scopeAdmin},
 }
 
-// scopeAdmin lets a caller manage keys and prompts.
-const scopeAdmin service.Scope = "admin"
+const scopeAdmin = service.ScopeAdmin
 
 // keyPrefix marks agentloop keys, so a leaked one is recognisable.
 const keyPrefix = "al_"

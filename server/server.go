@@ -13,6 +13,7 @@
 //	POST   /v1/sessions/{id}/approvals/{call} approve, deny or edit a pending tool call
 //	GET    /v1/sessions/{id}/plan|memory      the plan and the memory
 //	GET    /v1/events                        the tenant's sessions as a live stream of summaries (SSE)
+//	GET    /v1/prompts, GET|PUT /v1/prompts/{name}  versioned system prompts (PUT: admin)
 //	GET    /healthz, /readyz
 //
 // Sessions never depend on a connection: they run under the server's
@@ -121,6 +122,9 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /v1/sessions/{id}", s.auth(s.deleteSession))
 	m.HandleFunc("GET /v1/sessions/{id}/events", s.auth(s.events))
 	m.HandleFunc("GET /v1/events", s.auth(s.summaries))
+	m.HandleFunc("GET /v1/prompts", s.auth(s.listPrompts))
+	m.HandleFunc("GET /v1/prompts/{name}", s.auth(s.getPrompt))
+	m.HandleFunc("PUT /v1/prompts/{name}", s.auth(s.putPrompt))
 	m.HandleFunc("GET /v1/sessions/{id}/plan", s.auth(s.plan))
 	m.HandleFunc("GET /v1/sessions/{id}/memory", s.auth(s.memory))
 	m.HandleFunc("POST /v1/sessions/{id}/pause", s.auth(s.pause))
@@ -136,7 +140,7 @@ func (s *Server) routes() {
 // exists under other methods, else 404.
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	var allow []string
-	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = method
 		if _, pattern := s.mux.Handler(probe); pattern != "/" {

@@ -457,3 +457,31 @@ func TestQuotaRefusesWithRetryAfter(t *testing.T) {
 	}
 	q.waitStatus(op, id, "completed")
 }
+
+func TestPromptsAreVersionedAndRecorded(t *testing.T) {
+	a := newAPI(t, true)
+	op := a.keys["operator@acme"]
+	secret, rec, _ := server.NewKey("acme", "admin", "test", time.Now())
+	a.st.CreateKey(t.Context(), rec)
+	if code, out, _ := a.do("PUT", "/v1/prompts/coder", op, `{"text":"You write code."}`); code != 403 {
+		t.Fatalf("an operator editing prompts: %d %s", code, out)
+	}
+	for _, text := range []string{"You write code.", "You write careful code."} {
+		if code, out, _ := a.do("PUT", "/v1/prompts/coder", secret, fmt.Sprintf(`{"text":%q}`, text)); code != 201 {
+			t.Fatalf("put: %d %s", code, out)
+		}
+	}
+	_, out, _ := a.do("GET", "/v1/prompts/coder?version=1", op, "")
+	if !strings.Contains(out, `"text":"You write code."`) || !strings.Contains(out, `"version":1`) {
+		t.Fatalf("version 1: %s", out)
+	}
+	id := a.create(op, `{"task":"say hi","prompt":"coder"}`)
+	a.waitStatus(op, id, "completed")
+	_, st, _ := a.do("GET", "/v1/sessions/"+id, op, "")
+	if !strings.Contains(st, `"system_prompt":"You write careful code."`) || !strings.Contains(st, `"prompt":"coder@2"`) {
+		t.Fatalf("session: %.500s", st)
+	}
+	if code, out, _ := a.do("POST", "/v1/sessions", a.keys["operator@globex"], `{"task":"x","prompt":"coder"}`); code != 404 {
+		t.Fatalf("another tenant's prompt: %d %s", code, out)
+	}
+}

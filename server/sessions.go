@@ -24,14 +24,17 @@ import (
 // ways, told apart by shape: a task, a conversation (messages), or a
 // system prompt and a user message.
 type CreateRequest struct {
-	Task          string            `json:"task,omitempty"`
-	Messages      []model.Message   `json:"messages,omitempty"`
-	SystemPrompt  string            `json:"system_prompt,omitempty"`
-	UserMessage   string            `json:"user_message,omitempty"`
-	Model         string            `json:"model,omitempty"`
-	Mode          string            `json:"mode,omitempty"`
-	Workspace     string            `json:"workspace,omitempty"`
-	Profile       string            `json:"profile,omitempty"`
+	Task         string          `json:"task,omitempty"`
+	Messages     []model.Message `json:"messages,omitempty"`
+	SystemPrompt string          `json:"system_prompt,omitempty"`
+	UserMessage  string          `json:"user_message,omitempty"`
+	Model        string          `json:"model,omitempty"`
+	Mode         string          `json:"mode,omitempty"`
+	Workspace    string          `json:"workspace,omitempty"`
+	Profile      string          `json:"profile,omitempty"`
+	// Prompt names a stored system prompt: "name" (its latest version) or
+	// "name@3"; the session records which version it ran with.
+	Prompt        string            `json:"prompt,omitempty"`
 	Approval      string            `json:"approval,omitempty"`
 	MaxIterations int               `json:"max_iterations,omitempty"`
 	Timeout       string            `json:"timeout,omitempty"`
@@ -63,6 +66,27 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	if req.Prompt != "" {
+		name, version, ok := promptRef(req.Prompt)
+		if !ok {
+			problem(w, http.StatusBadRequest, fmt.Sprintf("prompt %q: give a name, or name@version", req.Prompt))
+			return
+		}
+		if task.SystemPrompt != "" {
+			problem(w, http.StatusBadRequest, `give "prompt" or "system_prompt", not both`)
+			return
+		}
+		p, err := s.svc.Prompt(r.Context(), c, name, version)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		task.SystemPrompt = p.Text
+		if task.Labels == nil {
+			task.Labels = map[string]string{}
+		}
+		task.Labels["prompt"] = fmt.Sprintf("%s@%d", p.Name, p.Version)
 	}
 	if key := r.Header.Get("Idempotency-Key"); key != "" {
 		// The same key from the same tenant names the same session: a

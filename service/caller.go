@@ -28,7 +28,7 @@ type Caller struct {
 // Local is the caller of a command run on this machine by its user: the
 // local tenant, every scope.
 func Local(subject string) Caller {
-	return Caller{Subject: subject, Scopes: []Scope{ScopeRead, ScopeWrite, ScopeControl, ScopeAllTenants}}
+	return Caller{Subject: subject, Scopes: []Scope{ScopeRead, ScopeWrite, ScopeControl, ScopeAllTenants, ScopeAdmin}}
 }
 
 // Has reports whether the caller holds scope s.

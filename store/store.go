@@ -33,6 +33,7 @@ type Store interface {
 	Leases
 	Controls
 	Keys
+	Prompts
 	// Close flushes pending appends and releases the store.
 	Close() error
 }

@@ -31,7 +31,8 @@ type Store struct {
 	leases   map[string]store.Lease
 	tokens   map[string]int64 // the last token of each session, kept across releases
 	controls []store.Control
-	keys     map[string]store.Key // by hash
+	keys     map[string]store.Key      // by hash
+	prompts  map[string][]store.Prompt // by tenant + "\x00" + name, versions in order
 }
 
 type session struct {

@@ -86,10 +86,22 @@ CREATE TABLE api_keys (
 	created_at INTEGER NOT NULL
 );
 `,
+	// 4: versioned prompts.
+	`
+CREATE TABLE prompts (
+	tenant     TEXT    NOT NULL,
+	name       TEXT    NOT NULL,
+	version    INTEGER NOT NULL,
+	text       TEXT    NOT NULL,
+	author     TEXT    NOT NULL,
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (tenant, name, version)
+);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrate brings the database to SchemaVersion, one transaction per step,
 // and refuses a database from a newer build. The version is read inside a

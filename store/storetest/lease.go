@@ -256,3 +256,36 @@ func (s Suite) testKeys(t *testing.T) {
 		t.Fatal("a second key with the same hash was stored")
 	}
 }
+
+func (s Suite) testPrompts(t *testing.T) {
+	st := s.open(t)
+	ctx := t.Context()
+	p1, err := st.PutPrompt(ctx, store.Prompt{Tenant: "acme", Name: "coder", Text: "v1", Author: "ann"})
+	if err != nil || p1.Version != 1 || p1.CreatedAt.IsZero() {
+		t.Fatalf("first version: %+v %v", p1, err)
+	}
+	p2, _ := st.PutPrompt(ctx, store.Prompt{Tenant: "acme", Name: "coder", Text: "v2"})
+	st.PutPrompt(ctx, store.Prompt{Tenant: "acme", Name: "alpha", Text: "a"})
+	st.PutPrompt(ctx, store.Prompt{Tenant: "globex", Name: "coder", Text: "theirs"})
+	if p2.Version != 2 {
+		t.Fatalf("second version %d", p2.Version)
+	}
+	latest, err := st.GetPrompt(ctx, "acme", "coder", 0)
+	if err != nil || latest.Text != "v2" || latest.Version != 2 {
+		t.Fatalf("latest: %+v %v", latest, err)
+	}
+	old, err := st.GetPrompt(ctx, "acme", "coder", 1)
+	if err != nil || old.Text != "v1" || old.Author != "ann" {
+		t.Fatalf("version 1: %+v %v", old, err)
+	}
+	if _, err := st.GetPrompt(ctx, "acme", "coder", 3); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("version 3: %v", err)
+	}
+	if _, err := st.GetPrompt(ctx, "acme", "nope", 0); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown prompt: %v", err)
+	}
+	list, err := st.ListPrompts(ctx, "acme")
+	if err != nil || len(list) != 2 || list[0].Name != "alpha" || list[1].Text != "v2" {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+}

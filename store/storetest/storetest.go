@@ -70,6 +70,7 @@ func (s Suite) Run(t *testing.T) {
 		{"Controls", s.testControls},
 		{"TenantAndDelete", s.testTenantAndDelete},
 		{"Keys", s.testKeys},
+		{"Prompts", s.testPrompts},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
