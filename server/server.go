@@ -7,7 +7,8 @@
 //	POST   /v1/sessions                      start one (task, messages, or system_prompt + user_message)
 //	GET    /v1/sessions                      list (?status=&limit=&cursor=)
 //	GET    /v1/sessions/{id}                 the state
-//	DELETE /v1/sessions/{id}                 delete one that no process runs
+//	DELETE /v1/sessions/{id}                 delete an ended one
+//	DELETE /v1/sessions?ended_before=TIME    prune ended sessions last changed before TIME
 //	GET    /v1/sessions/{id}/events          a page (?after=&limit=), or SSE with Accept: text/event-stream
 //	POST   /v1/sessions/{id}/pause|resume|terminate|reply|messages
 //	POST   /v1/sessions/{id}/approvals/{call} approve, deny or edit a pending tool call
@@ -120,6 +121,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/sessions", s.auth(s.listSessions))
 	m.HandleFunc("GET /v1/sessions/{id}", s.auth(s.getSession))
 	m.HandleFunc("DELETE /v1/sessions/{id}", s.auth(s.deleteSession))
+	m.HandleFunc("DELETE /v1/sessions", s.auth(s.prune))
 	m.HandleFunc("GET /v1/sessions/{id}/events", s.auth(s.events))
 	m.HandleFunc("GET /v1/events", s.auth(s.summaries))
 	m.HandleFunc("GET /v1/prompts", s.auth(s.listPrompts))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -114,10 +115,11 @@ func (a *api) create(key, body string) string {
 
 func (a *api) waitStatus(key, id, status string) {
 	a.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		_, out, _ := a.do("GET", "/v1/sessions/"+id, key, "")
-		if strings.Contains(out, `"status":"`+status+`"`) {
+		var st struct{ Status string }
+		if json.Unmarshal([]byte(out), &st) == nil && st.Status == status {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -483,5 +485,57 @@ func TestPromptsAreVersionedAndRecorded(t *testing.T) {
 	}
 	if code, out, _ := a.do("POST", "/v1/sessions", a.keys["operator@globex"], `{"task":"x","prompt":"coder"}`); code != 404 {
 		t.Fatalf("another tenant's prompt: %d %s", code, out)
+	}
+}
+
+func TestPrune(t *testing.T) {
+	a := newAPI(t, false)
+	id := a.create("", `{"task":"say hi"}`)
+	a.waitStatus("", id, "completed")
+	if code, out, _ := a.do("DELETE", "/v1/sessions?ended_before=yesterday", "", ""); code != 400 {
+		t.Fatalf("bad time: %d %s", code, out)
+	}
+	if _, out, _ := a.do("DELETE", "/v1/sessions?ended_before=720h", "", ""); !strings.Contains(out, `"deleted":[]`) {
+		t.Fatalf("nothing that old: %s", out)
+	}
+	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	if _, out, _ := a.do("DELETE", "/v1/sessions?ended_before="+future, "", ""); !strings.Contains(out, id) {
+		t.Fatalf("prune: %s", out)
+	}
+	if code, _, _ := a.do("GET", "/v1/sessions/"+id, "", ""); code != 404 {
+		t.Fatalf("pruned session: %d", code)
+	}
+}
+
+// A client that opens a stream and never reads it holds nothing up: other
+// readers get every event and the session runs to its end.
+func TestAStalledReaderDoesNotSlowAnything(t *testing.T) {
+	a := newAPI(t, false)
+	big := strings.Repeat("x", 20_000)
+	var steps []string
+	for i := range 20 {
+		steps = append(steps, fmt.Sprintf(`{"text":%q,"tool_calls":[{"name":"write_file","arguments":{"path":"f%d.txt","content":"x"}}]}`, fmt.Sprint(i)+big, i))
+	}
+	steps = append(steps, `{"text":"done"}`)
+	path := filepath.Join(a.dir, "big.json")
+	os.WriteFile(path, []byte(`{"steps":[`+strings.Join(steps, ",")+`]}`), 0o600)
+	id := a.create("", fmt.Sprintf(`{"task":"talk a lot","model":"script:%s","max_iterations":30}`, path))
+	// The stalled reader: a raw connection that asks and never reads.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /v1/sessions/%s/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n", id)
+	a.waitStatus("", id, "completed")
+	_, out, _ := a.do("GET", "/v1/sessions/"+id+"/events?limit=1000", "", "")
+	var page struct{ Events []struct{ Seq int64 } }
+	json.Unmarshal([]byte(out), &page)
+	if n := len(page.Events); n < 80 {
+		_, st, _ := a.do("GET", "/v1/sessions/"+id, "", "")
+		t.Fatalf("%d events; state %.300s", n, st[strings.Index(st, `"status"`):])
+	}
+	if code, _, _ := a.do("GET", "/healthz", "", ""); code != 200 {
+		t.Fatal("the server stopped answering")
 	}
 }

@@ -370,3 +370,46 @@ func firstInt(n ...int) int {
 	}
 	return 0
 }
+
+// prune deletes the caller's ended sessions last changed before
+// ?ended_before= (RFC 3339, or a duration ago such as 720h).
+func (s *Server) prune(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query().Get("ended_before")
+	before, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		d, derr := time.ParseDuration(v)
+		if derr != nil || d <= 0 {
+			problem(w, http.StatusBadRequest, `ended_before must be a time (2026-01-02T15:04:05Z) or an age ("720h")`)
+			return
+		}
+		before = time.Now().Add(-d)
+	}
+	c := callerOf(r.Context())
+	if !c.Has(service.ScopeWrite) {
+		problem(w, http.StatusForbidden, "pruning sessions needs the sessions:write scope")
+		return
+	}
+	deleted := []string{}
+	for offset := 0; ; offset += 500 {
+		list, err := s.svc.List(r.Context(), c, store.Filter{Limit: 500, Offset: offset})
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		for _, sum := range list {
+			if sum.Status.Finished() && sum.UpdatedAt.Before(before) {
+				deleted = append(deleted, sum.ID)
+			}
+		}
+		if len(list) < 500 {
+			break
+		}
+	}
+	for _, id := range deleted {
+		if err := s.svc.Delete(r.Context(), c, id); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": deleted})
+}

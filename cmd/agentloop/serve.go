@@ -145,7 +145,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	reqCtx, stopRequests := context.WithCancel(context.Background())
 	defer stopRequests()
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+	// No WriteTimeout: event streams last as long as their sessions; a
+	// stream's writes have their own deadline.
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return reqCtx }}
 	fmt.Fprintf(stderr, "agentloop serve: listening on http://%s (auth %s, database %s)\n", ln.Addr(), *authMode, *db)
 	served := make(chan error, 1)
