@@ -284,6 +284,16 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Offset = n
 	}
+	for name, dst := range map[string]*time.Time{"created_after": &f.CreatedAfter, "created_before": &f.CreatedBefore} {
+		if v := q.Get(name); v != "" {
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				problem(w, http.StatusBadRequest, name+" must be an RFC 3339 time, e.g. 2026-01-02T15:04:05Z")
+				return
+			}
+			*dst = t
+		}
+	}
 	for _, st := range strings.Split(q.Get("status"), ",") {
 		if st = strings.TrimSpace(st); st != "" {
 			f.Status = append(f.Status, loop.Status(st))

@@ -8,6 +8,7 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/agentloop/agentloop/loop"
 )
@@ -46,8 +47,11 @@ type Filter struct {
 	Unfinished bool
 	// Tenant, when set, keeps only that tenant's sessions.
 	Tenant string
-	Limit  int
-	Offset int
+	// CreatedAfter and CreatedBefore, when set, keep sessions created in
+	// that range (after inclusive, before exclusive).
+	CreatedAfter, CreatedBefore time.Time
+	Limit                       int
+	Offset                      int
 }
 
 // Re-exported sentinels, so callers of a Store need not import loop.

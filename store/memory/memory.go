@@ -167,6 +167,9 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 		if f.Tenant != "" && sum.Tenant != f.Tenant {
 			continue
 		}
+		if (!f.CreatedAfter.IsZero() && sum.CreatedAt.Before(f.CreatedAfter)) || (!f.CreatedBefore.IsZero() && !sum.CreatedAt.Before(f.CreatedBefore)) {
+			continue
+		}
 		out = append(out, sum)
 	}
 	s.mu.RUnlock()

@@ -456,6 +456,16 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 	if f.Tenant != "" {
 		q.WriteString(and + "tenant = ?")
 		args = append(args, f.Tenant)
+		and = " AND "
+	}
+	if !f.CreatedAfter.IsZero() {
+		q.WriteString(and + "created_at >= ?")
+		args = append(args, encodeTime(f.CreatedAfter))
+		and = " AND "
+	}
+	if !f.CreatedBefore.IsZero() {
+		q.WriteString(and + "created_at < ?")
+		args = append(args, encodeTime(f.CreatedBefore))
 	}
 	q.WriteString(" ORDER BY created_at DESC, id DESC")
 	if f.Limit > 0 || f.Offset > 0 {

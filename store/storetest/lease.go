@@ -200,6 +200,12 @@ func (s Suite) testTenantAndDelete(t *testing.T) {
 	if err != nil || idList(list) != "t3 t1" || list[0].Tenant != "acme" {
 		t.Fatalf("acme's sessions: %s %v", idList(list), err)
 	}
+	if list, _ := st.List(ctx, store.Filter{CreatedAfter: at(2), CreatedBefore: at(3)}); idList(list) != "t2" {
+		t.Fatalf("created in [2s, 3s): %s", idList(list))
+	}
+	if list, _ := st.List(ctx, store.Filter{Tenant: "acme", CreatedAfter: at(2)}); idList(list) != "t3" {
+		t.Fatalf("acme's created from 2s: %s", idList(list))
+	}
 	if _, err := st.RequestControl(ctx, store.Control{SessionID: "t1", Kind: store.ControlPause}); err != nil {
 		t.Fatal(err)
 	}
