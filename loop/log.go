@@ -48,6 +48,9 @@ type Summary struct {
 	CreatedAt time.Time  `json:"created_at"`
 	UpdatedAt time.Time  `json:"updated_at"`
 	LastSeq   int64      `json:"last_seq"`
+	// Workspace and Labels are what session.started recorded.
+	Workspace string            `json:"workspace,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
 }
 
 // Apply updates the summary with one event. Stores call it as they append
@@ -59,6 +62,7 @@ func (s *Summary) Apply(e Event) {
 	switch d := e.Data.(type) {
 	case *SessionStarted:
 		s.Task, s.Model, s.Status, s.CreatedAt, s.Tenant = d.Task, d.Model, StatusRunning, e.Time, d.Tenant
+		s.Workspace, s.Labels = d.Workspace, d.Labels
 	case *IterationStarted:
 		s.Iteration = d.N
 	case *ModelResponded:

@@ -539,3 +539,36 @@ func TestAStalledReaderDoesNotSlowAnything(t *testing.T) {
 		t.Fatal("the server stopped answering")
 	}
 }
+
+func TestListFilters(t *testing.T) {
+	a := newAPI(t, false)
+	red := a.create("", `{"task":"a","labels":{"team":"red","env":"ci"},"workspace":"proj-a"}`)
+	blue := a.create("", `{"task":"b","labels":{"team":"blue"},"workspace":"proj-b"}`)
+	a.waitStatus("", red, "completed")
+	a.waitStatus("", blue, "completed")
+	ids := func(query string) string {
+		_, out, _ := a.do("GET", "/v1/sessions?"+query, "", "")
+		var page struct{ Sessions []struct{ ID string } }
+		json.Unmarshal([]byte(out), &page)
+		var got []string
+		for _, s := range page.Sessions {
+			got = append(got, s.ID)
+		}
+		return strings.Join(got, " ")
+	}
+	if got := ids("label=team=red"); got != red {
+		t.Fatalf("team=red: %q", got)
+	}
+	if got := ids("label=team=red&label=env=prod"); got != "" {
+		t.Fatalf("team=red, env=prod: %q", got)
+	}
+	if got := ids("workspace=proj-b"); got != blue {
+		t.Fatalf("workspace proj-b: %q", got)
+	}
+	if got := ids("created_after=" + time.Now().Add(time.Hour).UTC().Format(time.RFC3339)); got != "" {
+		t.Fatalf("created in the future: %q", got)
+	}
+	if code, _, _ := a.do("GET", "/v1/sessions?label=nokey", "", ""); code != 400 {
+		t.Fatalf("a label without =: %d", code)
+	}
+}

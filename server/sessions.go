@@ -294,6 +294,23 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 			*dst = t
 		}
 	}
+	for _, l := range q["label"] {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			problem(w, http.StatusBadRequest, fmt.Sprintf("label %q: give key=value", l))
+			return
+		}
+		if f.Labels == nil {
+			f.Labels = map[string]string{}
+		}
+		f.Labels[k] = v
+	}
+	if ws := q.Get("workspace"); ws != "" {
+		if root := s.cfg.Defaults.Workspaces; root != "" && !filepath.IsAbs(ws) {
+			ws = filepath.Join(root, ws)
+		}
+		f.Workspace = filepath.Clean(ws)
+	}
 	for _, st := range strings.Split(q.Get("status"), ",") {
 		if st = strings.TrimSpace(st); st != "" {
 			f.Status = append(f.Status, loop.Status(st))

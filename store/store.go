@@ -50,8 +50,12 @@ type Filter struct {
 	// CreatedAfter and CreatedBefore, when set, keep sessions created in
 	// that range (after inclusive, before exclusive).
 	CreatedAfter, CreatedBefore time.Time
-	Limit                       int
-	Offset                      int
+	// Workspace, when set, keeps sessions working in that directory.
+	Workspace string
+	// Labels keeps sessions that carry every one of these labels.
+	Labels map[string]string
+	Limit  int
+	Offset int
 }
 
 // Re-exported sentinels, so callers of a Store need not import loop.

@@ -170,6 +170,12 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 		if (!f.CreatedAfter.IsZero() && sum.CreatedAt.Before(f.CreatedAfter)) || (!f.CreatedBefore.IsZero() && !sum.CreatedAt.Before(f.CreatedBefore)) {
 			continue
 		}
+		if f.Workspace != "" && sum.Workspace != f.Workspace {
+			continue
+		}
+		if !hasLabels(sum.Labels, f.Labels) {
+			continue
+		}
 		out = append(out, sum)
 	}
 	s.mu.RUnlock()
@@ -196,4 +202,13 @@ func (s *Store) Close() error {
 	s.sessions = nil
 	s.leases, s.controls = nil, nil
 	return nil
+}
+
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -238,7 +239,7 @@ func verifyCrashDB(t *testing.T, path string, acked map[string]int64) int64 {
 		}
 		sum.CreatedAt, sum.UpdatedAt = sum.CreatedAt.UTC(), sum.UpdatedAt.UTC()
 		want.CreatedAt, want.UpdatedAt = want.CreatedAt.UTC(), want.UpdatedAt.UTC()
-		if sum != want {
+		if !reflect.DeepEqual(sum, want) {
 			t.Fatalf("%s: sessions row disagrees with the log:\n got %+v\nwant %+v", id, sum, want)
 		}
 	}

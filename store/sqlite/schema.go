@@ -98,10 +98,16 @@ CREATE TABLE prompts (
 	PRIMARY KEY (tenant, name, version)
 );
 `,
+	// 5: workspace and labels in the summary, for listing by them.
+	`
+ALTER TABLE sessions ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN labels TEXT NOT NULL DEFAULT ''; -- JSON object, '' for none
+CREATE INDEX sessions_workspace ON sessions (workspace);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrate brings the database to SchemaVersion, one transaction per step,
 // and refuses a database from a newer build. The version is read inside a

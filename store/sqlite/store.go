@@ -17,6 +17,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -436,7 +437,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 		args []any
 		and  = " WHERE "
 	)
-	q.WriteString(`SELECT id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant FROM sessions`)
+	q.WriteString(`SELECT id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace, labels FROM sessions`)
 	in := func(list []loop.Status) string {
 		marks := make([]string, len(list))
 		for i, st := range list {
@@ -466,6 +467,17 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 	if !f.CreatedBefore.IsZero() {
 		q.WriteString(and + "created_at < ?")
 		args = append(args, encodeTime(f.CreatedBefore))
+		and = " AND "
+	}
+	if f.Workspace != "" {
+		q.WriteString(and + "workspace = ?")
+		args = append(args, f.Workspace)
+		and = " AND "
+	}
+	for k, v := range f.Labels {
+		q.WriteString(and + "labels <> '' AND json_extract(labels, ?) = ?")
+		args = append(args, labelPath(k), v)
+		and = " AND "
 	}
 	q.WriteString(" ORDER BY created_at DESC, id DESC")
 	if f.Limit > 0 || f.Offset > 0 {
@@ -498,9 +510,9 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 // scanSummary reads the summary columns, in the order of the List query
 // (without id when withID is false).
 func scanSummary(row interface{ Scan(...any) error }, sum *loop.Summary, withID bool) error {
-	var status, reason string
+	var status, reason, labels string
 	var created, updated int64
-	dest := []any{&sum.Task, &sum.Model, &status, &reason, &sum.Iteration, &sum.Tokens, &sum.CostUSD, &created, &updated, &sum.LastSeq, &sum.Tenant}
+	dest := []any{&sum.Task, &sum.Model, &status, &reason, &sum.Iteration, &sum.Tokens, &sum.CostUSD, &created, &updated, &sum.LastSeq, &sum.Tenant, &sum.Workspace, &labels}
 	if withID {
 		dest = append([]any{&sum.ID}, dest...)
 	}
@@ -508,6 +520,11 @@ func scanSummary(row interface{ Scan(...any) error }, sum *loop.Summary, withID 
 		return err
 	}
 	sum.Status, sum.Reason = loop.Status(status), loop.StopReason(reason)
+	if labels != "" {
+		if err := json.Unmarshal([]byte(labels), &sum.Labels); err != nil {
+			return fmt.Errorf("labels of session %s: %w", sum.ID, err)
+		}
+	}
 	sum.CreatedAt, sum.UpdatedAt = decodeTime(created), decodeTime(updated)
 	return nil
 }
@@ -558,4 +575,20 @@ func decodeTime(n int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, n).UTC()
+}
+
+// encodeLabels stores labels as a JSON object, "" for none.
+func encodeLabels(l map[string]string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(l)
+	return string(b)
+}
+
+// labelPath is the JSON path of a label key, quoted so any key is one
+// member name.
+func labelPath(k string) string {
+	b, _ := json.Marshal(k)
+	return "$." + string(b)
 }

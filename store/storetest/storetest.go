@@ -71,6 +71,7 @@ func (s Suite) Run(t *testing.T) {
 		{"TenantAndDelete", s.testTenantAndDelete},
 		{"Keys", s.testKeys},
 		{"Prompts", s.testPrompts},
+		{"ListByWorkspaceAndLabels", s.testListByWorkspaceAndLabels},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)
