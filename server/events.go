@@ -131,6 +131,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 	}
 	beat := time.NewTicker(s.cfg.Heartbeat)
 	defer beat.Stop()
+	var tl timeline
 	for {
 		select {
 		case <-ctx.Done():
@@ -165,6 +166,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 			}
 			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", it.ev.Seq, it.ev.Type, b); err != nil {
 				return
+			}
+			if line, ok := tl.next(it.ev); ok {
+				lb, _ := json.Marshal(line)
+				if _, err := fmt.Fprintf(w, "event: tool_call\ndata: %s\n\n", lb); err != nil {
+					return
+				}
 			}
 			flusher.Flush()
 			if it.ev.Type == loop.TypeSessionEnded {

@@ -317,6 +317,7 @@ func TestEventsOverWebSocket(t *testing.T) {
 	}
 	defer conn.CloseNow()
 	var seqs []int64
+	toolCalls := 0
 	for {
 		var msg struct {
 			Type string
@@ -331,6 +332,10 @@ func TestEventsOverWebSocket(t *testing.T) {
 		if msg.Type == "delta" {
 			continue
 		}
+		if msg.Type == "tool_call" {
+			toolCalls++
+			continue
+		}
 		seqs = append(seqs, msg.Seq)
 	}
 	for i, s := range seqs {
@@ -340,6 +345,9 @@ func TestEventsOverWebSocket(t *testing.T) {
 	}
 	if len(seqs) < 8 {
 		t.Fatalf("only %v", seqs)
+	}
+	if toolCalls != 2 {
+		t.Fatalf("%d tool_call timeline lines, want one per tool call (2)", toolCalls)
 	}
 	// Refusals happen before the upgrade, as HTTP.
 	if _, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(a.url, "http")+"/v1/sessions/nosuch/events", nil); err == nil || resp == nil || resp.StatusCode != 404 {

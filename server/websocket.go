@@ -78,6 +78,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request, id string, after
 	if s.cfg.Deltas != nil {
 		deltas = s.cfg.Deltas.Subscribe(ctx, id, 256)
 	}
+	var tl timeline
 	send := func(v any) bool {
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
@@ -104,6 +105,9 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request, id string, after
 				return
 			}
 			if !send(it.ev) {
+				return
+			}
+			if line, ok := tl.next(it.ev); ok && !send(line) {
 				return
 			}
 			if it.ev.Type == loop.TypeSessionEnded {
