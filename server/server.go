@@ -12,7 +12,7 @@
 //	GET    /v1/sessions/{id}/events          a page (?after=&limit=), or SSE with Accept: text/event-stream
 //	POST   /v1/sessions/{id}/pause|resume|terminate|reply|messages
 //	POST   /v1/sessions/{id}/approvals/{call} approve, deny or edit a pending tool call
-//	GET    /v1/sessions/{id}/plan|memory      the plan and the memory
+//	GET    /v1/sessions/{id}/plan|memory|usage|verification  parts of the state
 //	GET    /v1/events                        the tenant's sessions as a live stream of summaries (SSE)
 //	GET    /v1/prompts, GET|PUT /v1/prompts/{name}  versioned system prompts (PUT: admin)
 //	GET    /healthz, /readyz
@@ -129,6 +129,8 @@ func (s *Server) routes() {
 	m.HandleFunc("PUT /v1/prompts/{name}", s.auth(s.putPrompt))
 	m.HandleFunc("GET /v1/sessions/{id}/plan", s.auth(s.plan))
 	m.HandleFunc("GET /v1/sessions/{id}/memory", s.auth(s.memory))
+	m.HandleFunc("GET /v1/sessions/{id}/usage", s.auth(s.usage))
+	m.HandleFunc("GET /v1/sessions/{id}/verification", s.auth(s.verification))
 	m.HandleFunc("POST /v1/sessions/{id}/pause", s.auth(s.pause))
 	m.HandleFunc("POST /v1/sessions/{id}/resume", s.auth(s.resume))
 	m.HandleFunc("POST /v1/sessions/{id}/terminate", s.auth(s.terminate))

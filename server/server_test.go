@@ -580,3 +580,15 @@ func TestListFilters(t *testing.T) {
 		t.Fatalf("a label without =: %d", code)
 	}
 }
+
+func TestUsageAndVerification(t *testing.T) {
+	a := newAPI(t, false)
+	id := a.create("", `{"task":"say hi","verify":["true"]}`)
+	a.waitStatus("", id, "completed")
+	if _, out, _ := a.do("GET", "/v1/sessions/"+id+"/usage", "", ""); !strings.Contains(out, `"model_calls":1`) || !strings.Contains(out, `"iteration":1`) {
+		t.Fatalf("usage: %s", out)
+	}
+	if _, out, _ := a.do("GET", "/v1/sessions/"+id+"/verification", "", ""); !strings.Contains(out, `"outcome":"pass"`) || !strings.Contains(out, `"commands":["true"]`) {
+		t.Fatalf("verification: %s", out)
+	}
+}

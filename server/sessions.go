@@ -367,6 +367,29 @@ func (s *Server) memory(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// iterationUsage is one iteration's share of the usage.
+type iterationUsage struct {
+	N       int         `json:"iteration"`
+	Usage   model.Usage `json:"usage"`
+	CostUSD float64     `json:"cost_usd"`
+}
+
+func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
+	s.part(w, r, func(st *loop.State) any {
+		per := make([]iterationUsage, 0, len(st.Iterations))
+		for _, it := range st.Iterations {
+			per = append(per, iterationUsage{it.N, it.Usage, it.CostUSD})
+		}
+		return map[string]any{"usage": st.Usage, "cost_usd": st.CostUSD, "model_calls": st.InteractionCount, "tool_calls": st.ToolCallCount, "iterations": per}
+	})
+}
+
+func (s *Server) verification(w http.ResponseWriter, r *http.Request) {
+	s.part(w, r, func(st *loop.State) any {
+		return map[string]any{"verification": st.Verification, "commands": st.Verify}
+	})
+}
+
 func (s *Server) part(w http.ResponseWriter, r *http.Request, pick func(*loop.State) any) {
 	id, ok := s.sessionID(w, r)
 	if !ok {
