@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -76,6 +77,29 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "agentloop_http_requests_total{code=%q} %d\n", k, s.counts.requests[k])
 	}
 	s.counts.mu.Unlock()
+	o := &s.obs
+	o.mu.Lock()
+	for _, m := range []struct {
+		name, help string
+		v          any
+	}{
+		{"agentloop_events_total", "Events committed since the server started.", o.events},
+		{"agentloop_iterations_total", "Iterations started since the server started.", o.iterations},
+		{"agentloop_tool_calls_total", "Tool calls finished since the server started.", o.toolCalls},
+		{"agentloop_model_calls_total", "Model replies since the server started.", o.modelCalls},
+		{"agentloop_model_call_seconds_total", "Time spent in model calls since the server started.", float64(o.modelMillis) / 1000},
+		{"agentloop_tokens_total", "Tokens of model calls since the server started.", o.tokens},
+		{"agentloop_cost_usd_total", "Cost of model calls since the server started, in US dollars.", o.costUSD},
+		{"agentloop_event_commit_lag_seconds_total", "Summed time from an event being recorded to its commit notice (divide by agentloop_events_total).", o.lagSum.Seconds()},
+		{"agentloop_event_commit_lag_seconds_max", "Longest time from an event being recorded to its commit notice.", o.lagMax.Seconds()},
+	} {
+		kind := "counter"
+		if strings.HasSuffix(m.name, "_max") {
+			kind = "gauge"
+		}
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %v\n", m.name, m.help, m.name, kind, m.name, m.v)
+	}
+	o.mu.Unlock()
 	fmt.Fprintln(w, "# HELP agentloop_event_streams Event streams (SSE and WebSocket) open now.")
 	fmt.Fprintln(w, "# TYPE agentloop_event_streams gauge")
 	fmt.Fprintf(w, "agentloop_event_streams %d\n", s.counts.streams.Load())

@@ -85,6 +85,7 @@ type Server struct {
 	ready  func() bool
 	counts counters
 	enc    encodings
+	obs    observed
 }
 
 // New returns the API handler.

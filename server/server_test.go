@@ -53,6 +53,7 @@ func newAPI(t *testing.T, requireKeys bool) *api {
 	os.MkdirAll(ws, 0o700)
 	h := server.New(server.Config{Service: svc, Keys: st, RequireKeys: requireKeys, Heartbeat: 50 * time.Millisecond,
 		Defaults: server.Defaults{Approval: "auto", Workspaces: ws, AllowScripts: true, Model: "script:" + script(t, dir, "hello")}})
+	t.Cleanup(h.Observe(st))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	a := &api{t: t, url: srv.URL, st: st, dir: dir, keys: map[string]string{}}
@@ -399,7 +400,8 @@ func TestMetrics(t *testing.T) {
 	if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
 		t.Fatalf("%d %s", code, hdr.Get("Content-Type"))
 	}
-	for _, want := range []string{`agentloop_sessions{status="completed"} 1`, "agentloop_iterations 1", `agentloop_http_requests_total{code="2xx"}`, "agentloop_event_streams 0"} {
+	for _, want := range []string{`agentloop_sessions{status="completed"} 1`, "agentloop_iterations 1", `agentloop_http_requests_total{code="2xx"}`, "agentloop_event_streams 0",
+		"agentloop_model_calls_total 1", "agentloop_iterations_total 1", "agentloop_events_total 5", "agentloop_event_commit_lag_seconds_max"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("metrics lack %q:\n%s", want, out)
 		}

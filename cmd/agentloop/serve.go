@@ -136,6 +136,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		Quotas: server.Quotas{Running: *quotaRunning, TokensPerDay: *quotaTokens, USDPerDay: *quotaUSD},
 		Defaults: server.Defaults{Model: *modelSpec, Endpoint: withoutCredentials(*baseURL), Profile: profName, Approval: approval,
 			Workspaces: *workspaces, AllowScripts: *allowScripts}})
+	defer api.Observe(st)()
 	var ready atomic.Bool
 	api.SetReady(ready.Load)
 
