@@ -57,7 +57,7 @@ type Resolver struct {
 	Override func(spec *loop.SessionStarted)
 	// OnWorkspace, when set, sees the workspace each session's tools use
 	// (it tracks the files they change, for a diff at the end).
-	OnWorkspace func(ws *workspace.Workspace)
+	OnWorkspace func(sessionID string, ws *workspace.Workspace)
 }
 
 // Resolve builds the Env of a session. It satisfies loop.Resolver.
@@ -74,7 +74,7 @@ func (r *Resolver) Resolve(ctx context.Context, recorded *loop.SessionStarted, s
 	if err != nil {
 		return nil, err
 	}
-	env, err := r.build(ctx, &spec, prof)
+	env, err := r.build(ctx, st.ID, &spec, prof)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (r *Resolver) Prompt(ctx context.Context, spec *loop.SessionStarted) (strin
 	if err != nil {
 		return "", 0, err
 	}
-	env, err := r.build(ctx, spec, prof)
+	env, err := r.build(ctx, "", spec, prof)
 	if err != nil {
 		return "", 0, err
 	}
@@ -98,7 +98,7 @@ func (r *Resolver) Prompt(ctx context.Context, spec *loop.SessionStarted) (strin
 }
 
 // build resolves everything but the model.
-func (r *Resolver) build(ctx context.Context, spec *loop.SessionStarted, prof *config.Profile) (*loop.Env, error) {
+func (r *Resolver) build(ctx context.Context, sessionID string, spec *loop.SessionStarted, prof *config.Profile) (*loop.Env, error) {
 	env := &loop.Env{Context: plan.Context}
 	var closers []func()
 	env.Close = func() {
@@ -116,7 +116,7 @@ func (r *Resolver) build(ctx context.Context, spec *loop.SessionStarted, prof *c
 		return fail(err)
 	}
 	if ws != nil && r.OnWorkspace != nil {
-		r.OnWorkspace(ws)
+		r.OnWorkspace(sessionID, ws)
 	}
 	if offersTools(spec.Mode, prof) {
 		if ws == nil {

@@ -41,7 +41,7 @@ func resolve(t *testing.T, r *assemble.Resolver, spec *loop.SessionStarted, play
 func TestResolveNewToolSession(t *testing.T) {
 	dir := t.TempDir()
 	var seen *workspace.Workspace
-	r := &assemble.Resolver{OnWorkspace: func(ws *workspace.Workspace) { seen = ws }}
+	r := &assemble.Resolver{OnWorkspace: func(_ string, ws *workspace.Workspace) { seen = ws }}
 	spec := &loop.SessionStarted{Task: "fix it", Model: script(t, "one", "two"), Mode: loop.ModeTools, Workspace: dir,
 		Limits: loop.Limits{MaxIterations: 7}, Verify: []string{"true"}}
 	env := resolve(t, r, spec, 1)
@@ -86,7 +86,7 @@ func TestResolveKeepsWhatWasRecorded(t *testing.T) {
 	other := t.TempDir()
 	r.Override = func(s *loop.SessionStarted) { s.Workspace = other }
 	var seen string
-	r.OnWorkspace = func(ws *workspace.Workspace) { seen = ws.Root() }
+	r.OnWorkspace = func(_ string, ws *workspace.Workspace) { seen = ws.Root() }
 	resolve(t, r, spec, 0)
 	if real, _ := filepath.EvalSymlinks(other); seen != real || spec.Workspace != dir {
 		t.Fatalf("workspace %s (spec %s), want %s", seen, spec.Workspace, other)

@@ -12,7 +12,7 @@
 //	GET    /v1/sessions/{id}/events          a page (?after=&limit=), or SSE with Accept: text/event-stream
 //	POST   /v1/sessions/{id}/pause|resume|terminate|reply|messages
 //	POST   /v1/sessions/{id}/approvals/{call} approve, deny or edit a pending tool call
-//	GET    /v1/sessions/{id}/plan|memory|usage|verification  parts of the state
+//	GET    /v1/sessions/{id}/plan|memory|usage|verification|diff  parts of the state
 //	GET    /v1/events                        the tenant's sessions as a live stream of summaries (SSE)
 //	GET    /v1/prompts, GET|PUT /v1/prompts/{name}  versioned system prompts (PUT: admin)
 //	GET    /healthz, /readyz
@@ -48,7 +48,9 @@ type Config struct {
 	Defaults Defaults
 	// Quotas limit what each tenant may start.
 	Quotas Quotas
-	Logger *slog.Logger
+	// Workspaces, when set, gives sessions' diffs (see Workspaces).
+	Workspaces *Workspaces
+	Logger     *slog.Logger
 	// MaxBody bounds request bodies (default 1 MiB).
 	MaxBody int64
 	// Heartbeat is how often an idle event stream gets a comment line
@@ -131,6 +133,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/sessions/{id}/plan", s.auth(s.plan))
 	m.HandleFunc("GET /v1/sessions/{id}/memory", s.auth(s.memory))
 	m.HandleFunc("GET /v1/sessions/{id}/usage", s.auth(s.usage))
+	m.HandleFunc("GET /v1/sessions/{id}/diff", s.auth(s.diff))
 	m.HandleFunc("GET /v1/sessions/{id}/verification", s.auth(s.verification))
 	m.HandleFunc("POST /v1/sessions/{id}/pause", s.auth(s.pause))
 	m.HandleFunc("POST /v1/sessions/{id}/resume", s.auth(s.resume))

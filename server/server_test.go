@@ -43,7 +43,8 @@ func newAPI(t *testing.T, requireKeys bool) *api {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	resolver := &assemble.Resolver{}
+	workspaces := &server.Workspaces{}
+	resolver := &assemble.Resolver{OnWorkspace: workspaces.Track}
 	svc, err := service.New(service.Config{Store: st, Runner: resolver.RunnerConfig(st, price.Default())})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func newAPI(t *testing.T, requireKeys bool) *api {
 	t.Cleanup(func() { svc.Close() })
 	ws := filepath.Join(dir, "ws")
 	os.MkdirAll(ws, 0o700)
-	h := server.New(server.Config{Service: svc, Keys: st, RequireKeys: requireKeys, Heartbeat: 50 * time.Millisecond,
+	h := server.New(server.Config{Service: svc, Keys: st, RequireKeys: requireKeys, Heartbeat: 50 * time.Millisecond, Workspaces: workspaces,
 		Defaults: server.Defaults{Approval: "auto", Workspaces: ws, AllowScripts: true, Model: "script:" + script(t, dir, "hello")}})
 	t.Cleanup(h.Observe(st))
 	srv := httptest.NewServer(h)
@@ -592,5 +593,17 @@ func TestUsageAndVerification(t *testing.T) {
 	}
 	if _, out, _ := a.do("GET", "/v1/sessions/"+id+"/verification", "", ""); !strings.Contains(out, `"outcome":"pass"`) || !strings.Contains(out, `"commands":["true"]`) {
 		t.Fatalf("verification: %s", out)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	a := newAPI(t, false)
+	path := filepath.Join(a.dir, "write.json")
+	os.WriteFile(path, []byte(`{"steps":[{"tool_calls":[{"name":"write_file","arguments":{"path":"notes.txt","content":"hello\n"}}]},{"text":"wrote it"}]}`), 0o600)
+	id := a.create("", fmt.Sprintf(`{"task":"write","model":"script:%s"}`, path))
+	a.waitStatus("", id, "completed")
+	_, out, _ := a.do("GET", "/v1/sessions/"+id+"/diff", "", "")
+	if !strings.Contains(out, `"files":["notes.txt"]`) || !strings.Contains(out, `+hello`) {
+		t.Fatalf("diff: %s", out)
 	}
 }

@@ -113,7 +113,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	defer st.Close()
 
 	deltas := &feed.Deltas{}
-	resolver := &assemble.Resolver{Config: cfgFile, APIKey: *apiKey}
+	tracked := &server.Workspaces{}
+	resolver := &assemble.Resolver{Config: cfgFile, APIKey: *apiKey, OnWorkspace: tracked.Track}
 	rc := resolver.RunnerConfig(st, prices)
 	rc.OnDelta = func(id string, d model.Delta) { deltas.Publish(feed.Delta{SessionID: id, Delta: d}) }
 	sessionsCtx, stopSessions := context.WithCancelCause(context.Background())
@@ -133,7 +134,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		profName = prof.Name
 	}
 	api := server.New(server.Config{Service: svc, Keys: st, RequireKeys: *authMode == "keys", Deltas: deltas, Logger: log,
-		Quotas: server.Quotas{Running: *quotaRunning, TokensPerDay: *quotaTokens, USDPerDay: *quotaUSD},
+		Quotas:     server.Quotas{Running: *quotaRunning, TokensPerDay: *quotaTokens, USDPerDay: *quotaUSD},
+		Workspaces: tracked,
 		Defaults: server.Defaults{Model: *modelSpec, Endpoint: withoutCredentials(*baseURL), Profile: profName, Approval: approval,
 			Workspaces: *workspaces, AllowScripts: *allowScripts}})
 	defer api.Observe(st)()

@@ -151,7 +151,7 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 		return nil, err
 	}
 	env.resolver = &assemble.Resolver{Config: cfgFile, APIKey: o.apiKey, PromptTemplate: o.promptFile, Override: o.override(env.dir),
-		OnWorkspace: func(ws *workspace.Workspace) { env.ws = ws }}
+		OnWorkspace: func(_ string, ws *workspace.Workspace) { env.ws = ws }}
 	if env.store, err = assemble.OpenSQLite(o.db); err != nil {
 		return nil, err
 	}
