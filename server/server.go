@@ -15,6 +15,7 @@
 //	GET    /v1/sessions/{id}/plan|memory|usage|verification|diff  parts of the state
 //	GET    /v1/events                        the tenant's sessions as a live stream of summaries (SSE)
 //	GET    /v1/prompts, GET|PUT /v1/prompts/{name}  versioned system prompts (PUT: admin)
+//	POST   /v1/keys                          a new API key for the admin's tenant
 //	GET    /healthz, /readyz
 //
 // Sessions never depend on a connection: they run under the server's
@@ -127,6 +128,7 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /v1/sessions", s.auth(s.prune))
 	m.HandleFunc("GET /v1/sessions/{id}/events", s.auth(s.events))
 	m.HandleFunc("GET /v1/events", s.auth(s.summaries))
+	m.HandleFunc("POST /v1/keys", s.auth(s.createKey))
 	m.HandleFunc("GET /v1/prompts", s.auth(s.listPrompts))
 	m.HandleFunc("GET /v1/prompts/{name}", s.auth(s.getPrompt))
 	m.HandleFunc("PUT /v1/prompts/{name}", s.auth(s.putPrompt))

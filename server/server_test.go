@@ -497,6 +497,21 @@ func TestPromptsAreVersionedAndRecorded(t *testing.T) {
 	if code, out, _ := a.do("POST", "/v1/sessions", a.keys["operator@globex"], `{"task":"x","prompt":"coder"}`); code != 404 {
 		t.Fatalf("another tenant's prompt: %d %s", code, out)
 	}
+	// The admin makes a viewer key for its tenant; an operator cannot.
+	if code, _, _ := a.do("POST", "/v1/keys", op, `{"role":"viewer"}`); code != 403 {
+		t.Fatalf("an operator making keys: %d", code)
+	}
+	code, out, _ := a.do("POST", "/v1/keys", secret, `{"role":"viewer","name":"dashboard"}`)
+	var k struct{ Key, Tenant string }
+	if json.Unmarshal([]byte(out), &k); code != 201 || k.Tenant != "acme" {
+		t.Fatalf("admin making a key: %d %s", code, out)
+	}
+	if code, _, _ := a.do("GET", "/v1/sessions/"+id, k.Key, ""); code != 200 {
+		t.Fatalf("the new viewer key reading: %d", code)
+	}
+	if code, _, _ := a.do("POST", "/v1/sessions", k.Key, `{"task":"x"}`); code != 403 {
+		t.Fatalf("the new viewer key starting: %d", code)
+	}
 }
 
 func TestPrune(t *testing.T) {

@@ -166,6 +166,27 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 		}
 		showState(safeWriter{stdout}, st)
 		return 0
+	case "approvals":
+		ids := rest
+		if len(ids) == 0 {
+			list, err := c.List(ctx, "waiting", 500)
+			if err != nil {
+				return fail(stderr, "%v", err)
+			}
+			for _, s := range list {
+				ids = append(ids, s.ID)
+			}
+		}
+		var states []*loop.State
+		for _, id := range ids {
+			st, err := c.Get(ctx, id)
+			if err != nil {
+				return fail(stderr, "%v", err)
+			}
+			states = append(states, st)
+		}
+		printApprovals(states, stdout, stderr)
+		return 0
 	case "delete":
 		if err := c.Delete(ctx, rest[0]); err != nil {
 			return fail(stderr, "%v", err)

@@ -260,6 +260,9 @@ func TestCLIAgainstAServer(t *testing.T) {
 		t.Fatalf("run needing approval: exit %d\n%s", code, errOut)
 	}
 	approve := regexp.MustCompile(`agentloop sessions approve (\S+) (\S+) (\S+)`).FindStringSubmatch(errOut)
+	if pending, _, _ := c.run("", "sessions", "approvals"); !strings.Contains(pending, approve[0]) {
+		t.Fatalf("sessions approvals --server:\n%s", pending)
+	}
 	out, errOut, code = c.run("", "sessions", "approve", approve[1], approve[2], approve[3])
 	if code != exitCompleted || !strings.Contains(out, "wrote a.txt") {
 		t.Fatalf("approve --server: exit %d\n%s\n%s", code, out, errOut)

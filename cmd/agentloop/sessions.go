@@ -444,21 +444,15 @@ func sessionsApprovals(args []string, stdout, stderr io.Writer) int {
 			ids = append(ids, s.ID)
 		}
 	}
-	n := 0
+	var states []*loop.State
 	for _, id := range ids {
 		state, _, err := loadState(*db, id)
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
-		for _, p := range state.PendingApprovals {
-			n++
-			fmt.Fprintf(stdout, "%s  %s %s\n    approve: agentloop sessions approve %s %s %s\n    deny:    agentloop sessions deny %s %s %s \"reason\"\n",
-				id, p.Name, oneLine(string(p.Input), 200), id, p.CallID, p.ArgsHash, id, p.CallID, p.ArgsHash)
-		}
+		states = append(states, state)
 	}
-	if n == 0 {
-		fmt.Fprintln(stderr, "no tool calls are waiting for approval")
-	}
+	printApprovals(states, stdout, stderr)
 	return 0
 }
 
@@ -572,4 +566,21 @@ func sessionsRecover(args []string, stdout, stderr io.Writer) int {
 		worst = max(worst, code)
 	}
 	return worst
+}
+
+// printApprovals lists the tool calls waiting for approval, with the
+// commands that decide them.
+func printApprovals(states []*loop.State, stdout, stderr io.Writer) {
+	n := 0
+	for _, state := range states {
+		id := state.ID
+		for _, p := range state.PendingApprovals {
+			n++
+			fmt.Fprintf(stdout, "%s  %s %s\n    approve: agentloop sessions approve %s %s %s\n    deny:    agentloop sessions deny %s %s %s \"reason\"\n",
+				id, safeText(p.Name), safeText(oneLine(string(p.Input), 200)), id, p.CallID, p.ArgsHash, id, p.CallID, p.ArgsHash)
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(stderr, "no tool calls are waiting for approval")
+	}
 }
