@@ -155,6 +155,9 @@ type Task struct {
 	Tenant       string
 	Protocol     string
 	ModelOptions *ModelOptions
+	// Tools, when set, narrows the tools the spec resolves to these names
+	// (a Resolver honours it; the runner's own tools ignore it).
+	Tools []string
 }
 
 // ErrRunning is returned when resuming a session that is already running here.
@@ -222,6 +225,7 @@ func (r *Runner) create(ctx context.Context, task Task) (*Session, error) {
 		Verify: task.Verify, Messages: task.Messages,
 		Endpoint: task.Endpoint, Approval: task.Approval, Profile: task.Profile,
 		Tenant: task.Tenant, Protocol: task.Protocol, ModelOptions: task.ModelOptions,
+		Tools: task.Tools,
 	}
 	started.Marker = r.cfg.Marker // ends a session in any mode
 	// The spec resolves before anything is recorded: a session whose model

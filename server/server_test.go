@@ -622,3 +622,13 @@ func TestDiff(t *testing.T) {
 		t.Fatalf("diff: %s", out)
 	}
 }
+
+func TestCreateNarrowsTools(t *testing.T) {
+	a := newAPI(t, false)
+	id := a.create("", `{"task":"say hi","tools":["read_file","list_dir"]}`)
+	a.waitStatus("", id, "completed")
+	_, out, _ := a.do("GET", "/v1/sessions/"+id, "", "")
+	if !strings.Contains(out, `"tools":["read_file","list_dir"]`) {
+		t.Fatalf("tools: %.300s", out[strings.Index(out, `"tools"`):])
+	}
+}

@@ -34,14 +34,19 @@ type CreateRequest struct {
 	Profile      string          `json:"profile,omitempty"`
 	// Prompt names a stored system prompt: "name" (its latest version) or
 	// "name@3"; the session records which version it ran with.
-	Prompt        string            `json:"prompt,omitempty"`
-	Approval      string            `json:"approval,omitempty"`
-	MaxIterations int               `json:"max_iterations,omitempty"`
-	Timeout       string            `json:"timeout,omitempty"`
-	BudgetTokens  int               `json:"budget_tokens,omitempty"`
-	BudgetUSD     float64           `json:"budget_usd,omitempty"`
-	Verify        []string          `json:"verify,omitempty"`
-	Labels        map[string]string `json:"labels,omitempty"`
+	Prompt        string   `json:"prompt,omitempty"`
+	Approval      string   `json:"approval,omitempty"`
+	MaxIterations int      `json:"max_iterations,omitempty"`
+	Timeout       string   `json:"timeout,omitempty"`
+	BudgetTokens  int      `json:"budget_tokens,omitempty"`
+	BudgetUSD     float64  `json:"budget_usd,omitempty"`
+	Verify        []string `json:"verify,omitempty"`
+	// Tools narrows the session's tools to these names.
+	Tools []string `json:"tools,omitempty"`
+	// Protocol is a protocol file of the server's (local servers only, as
+	// scripted models).
+	Protocol string            `json:"protocol,omitempty"`
+	Labels   map[string]string `json:"labels,omitempty"`
 }
 
 // Created is the answer to a create.
@@ -202,7 +207,15 @@ func (s *Server) task(req *CreateRequest) (loop.Task, error) {
 			return t, invalid("label %q: keys of 1-64 characters, values up to 256", k)
 		}
 	}
-	t.Labels, t.Verify, t.Workspace = req.Labels, req.Verify, req.Workspace
+	t.Labels, t.Verify, t.Workspace, t.Tools = req.Labels, req.Verify, req.Workspace, req.Tools
+	if req.Protocol != "" {
+		if !d.AllowScripts {
+			return t, invalid("protocol files are not allowed on this server")
+		}
+		if t.Protocol, err = assemble.AbsPath(req.Protocol); err != nil {
+			return t, invalid("protocol: %v", err)
+		}
+	}
 	return t, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -189,6 +191,38 @@ func TestServerSurvivesSIGKILL(t *testing.T) {
 	}
 	if st := s2.waitFor(t, onProvider, "completed", "failed", "error"); st != "completed" {
 		t.Fatalf("provider session after the restart: %s", st)
+	}
+	// The same log over a WebSocket, from the start, to session.ended.
+	wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer wcancel()
+	conn, _, err := websocket.Dial(wctx, "ws"+strings.TrimPrefix(s2.url, "http")+"/v1/sessions/"+onProvider+"/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	var last struct {
+		Type string
+		Seq  int64
+	}
+	for n := int64(1); ; {
+		var msg struct {
+			Type string
+			Seq  int64
+		}
+		if err := wsjson.Read(wctx, conn, &msg); err != nil {
+			break
+		}
+		if msg.Seq == 0 {
+			continue // a timeline line
+		}
+		if msg.Seq != n {
+			t.Fatalf("websocket: seq %d where %d was due", msg.Seq, n)
+		}
+		n++
+		last = msg
+	}
+	if last.Type != "session.ended" {
+		t.Fatalf("websocket ended at %+v", last)
 	}
 	// Nothing ran twice: the scripted session echoed 0..7 once each.
 	_, evs := sseIDs(t, s2.url, a.ID, "", 0)
