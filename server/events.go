@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 	"strconv"
 	"strings"
@@ -105,30 +106,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
 
-	type item struct {
-		ev  loop.Event
-		err error
-	}
-	// The log is read on its own goroutine so heartbeats and deltas go
-	// out while it waits.
-	logc := make(chan item)
-	go func() {
-		defer close(logc)
-		for ev, err := range events {
-			select {
-			case logc <- item{ev, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	var deltas <-chan feed.Delta
-	if s.cfg.Deltas != nil {
-		deltas = s.cfg.Deltas.Subscribe(ctx, id, 256)
-	}
+	logc, deltas := s.follow(ctx, id, events)
 	beat := time.NewTicker(s.cfg.Heartbeat)
 	defer beat.Stop()
 	var tl timeline
@@ -227,4 +205,35 @@ func (s *Server) summaries(w http.ResponseWriter, r *http.Request) {
 		}
 		flusher.Flush()
 	}
+}
+
+// logItem is an event of a followed log, or the error that ended it.
+type logItem struct {
+	ev  loop.Event
+	err error
+}
+
+// follow reads a session's log on its own goroutine, so a stream's
+// heartbeats and token deltas go out while it waits, and subscribes to
+// the session's deltas. Both channels end with ctx.
+func (s *Server) follow(ctx context.Context, id string, events iter.Seq2[loop.Event, error]) (<-chan logItem, <-chan feed.Delta) {
+	logc := make(chan logItem)
+	go func() {
+		defer close(logc)
+		for ev, err := range events {
+			select {
+			case logc <- logItem{ev, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var deltas <-chan feed.Delta
+	if s.cfg.Deltas != nil {
+		deltas = s.cfg.Deltas.Subscribe(ctx, id, 256)
+	}
+	return logc, deltas
 }

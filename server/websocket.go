@@ -9,7 +9,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
-	"github.com/agentloop/agentloop/feed"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
 )
@@ -56,28 +55,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request, id string, after
 		conn.Close(websocket.StatusPolicyViolation, err.Error())
 		return
 	}
-	type item struct {
-		ev  loop.Event
-		err error
-	}
-	logc := make(chan item)
-	go func() {
-		defer close(logc)
-		for ev, err := range events {
-			select {
-			case logc <- item{ev, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	var deltas <-chan feed.Delta
-	if s.cfg.Deltas != nil {
-		deltas = s.cfg.Deltas.Subscribe(ctx, id, 256)
-	}
+	logc, deltas := s.follow(ctx, id, events)
 	var tl timeline
 	send := func(v any) bool {
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
