@@ -60,25 +60,18 @@ type diffBody struct {
 }
 
 func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.sessionID(w, r)
-	if !ok {
-		return
-	}
-	st, err := s.svc.Get(r.Context(), callerOf(r.Context()), id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	out := diffBody{Files: changedFiles(st)}
-	if ws := s.cfg.Workspaces.get(id); ws != nil {
-		out.Diff, err = ws.Diff()
-		if err != nil {
-			out.Note = err.Error()
+	s.part(w, r, func(st *loop.State) any {
+		out := diffBody{Files: changedFiles(st)}
+		if ws := s.cfg.Workspaces.get(st.ID); ws != nil {
+			var err error
+			if out.Diff, err = ws.Diff(); err != nil {
+				out.Note = err.Error()
+			}
+		} else if len(out.Files) > 0 {
+			out.Note = "the files' earlier content is known only to the server process that ran the session, and this one did not; the list of files is complete"
 		}
-	} else if len(out.Files) > 0 {
-		out.Note = "the files' earlier content is known only to the server process that ran the session, and this one did not; the list of files is complete"
-	}
-	writeJSON(w, http.StatusOK, out)
+		return out
+	})
 }
 
 func changedFiles(st *loop.State) []string {

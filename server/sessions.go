@@ -259,16 +259,7 @@ func (s *Server) sessionID(w http.ResponseWriter, r *http.Request) (string, bool
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.sessionID(w, r)
-	if !ok {
-		return
-	}
-	st, err := s.svc.Get(r.Context(), callerOf(r.Context()), id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
+	s.part(w, r, func(st *loop.State) any { return st })
 }
 
 // ListPage is GET /v1/sessions.
