@@ -61,6 +61,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, page)
 }
 
+// streamWriteTimeout bounds one write to an event stream.
+const streamWriteTimeout = 30 * time.Second
+
 // seqParam is where a reader resumes: Last-Event-ID (an SSE reconnect)
 // or ?after=.
 func seqParam(r *http.Request) (int64, error) {
@@ -110,7 +113,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 	beat := time.NewTicker(s.cfg.Heartbeat)
 	defer beat.Stop()
 	var tl timeline
+	rc := http.NewResponseController(w)
 	for {
+		// A client that stops reading is dropped after this long; the
+		// session never waits for it.
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 		select {
 		case <-ctx.Done():
 			return
