@@ -39,7 +39,10 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
   approve ID CALL HASH          approve a tool call (--args JSON to change its arguments)
   deny ID CALL HASH ["reason"]  deny a tool call; the model sees the reason
   terminate ID ["reason"]       end a session: completed_by_user (→ completed), failed (→ failed),
-                                different_approach (→ terminated), stuck (→ error), or any text (→ terminated)`)
+                                different_approach (→ terminated), stuck (→ error), or any text (→ terminated)
+
+With --server URL (or $AGENTLOOP_SERVER; key in $AGENTLOOP_KEY) every command but recover
+talks to that agentloop server instead of the local database.`)
 		if len(args) == 0 {
 			return exitUsage
 		}
