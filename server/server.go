@@ -51,7 +51,9 @@ type Config struct {
 	Quotas Quotas
 	// Workspaces, when set, gives sessions' diffs (see Workspaces).
 	Workspaces *Workspaces
-	Logger     *slog.Logger
+	// UI, when set, serves the dashboard at / and /assets/.
+	UI     http.Handler
+	Logger *slog.Logger
 	// MaxBody bounds request bodies (default 1 MiB).
 	MaxBody int64
 	// Heartbeat is how often an idle event stream gets a comment line
@@ -144,6 +146,10 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/sessions/{id}/messages", s.auth(s.reply))
 	m.HandleFunc("POST /v1/sessions/{id}/approvals/{call}", s.auth(s.decide))
 	m.HandleFunc("/", s.noRoute)
+	if s.cfg.UI != nil {
+		m.Handle("GET /{$}", s.cfg.UI)
+		m.Handle("GET /assets/", s.cfg.UI)
+	}
 }
 
 // noRoute answers what no route takes: 405 with Allow when the path

@@ -24,6 +24,7 @@ import (
 	"github.com/agentloop/agentloop/server"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/web"
 )
 
 // cmdServe runs the HTTP API until SIGTERM or Ctrl-C.
@@ -136,6 +137,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	api := server.New(server.Config{Service: svc, Keys: st, RequireKeys: *authMode == "keys", Deltas: deltas, Logger: log,
 		Quotas:     server.Quotas{Running: *quotaRunning, TokensPerDay: *quotaTokens, USDPerDay: *quotaUSD},
 		Workspaces: tracked,
+		UI:         web.Handler(),
 		Defaults: server.Defaults{Model: *modelSpec, Endpoint: withoutCredentials(*baseURL), Profile: profName, Approval: approval,
 			Workspaces: *workspaces, AllowScripts: *allowScripts}})
 	defer api.Observe(st)()

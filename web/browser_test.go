@@ -1,0 +1,227 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentloop/agentloop/assemble"
+	"github.com/agentloop/agentloop/model/price"
+	"github.com/agentloop/agentloop/server"
+	"github.com/agentloop/agentloop/service"
+	"github.com/agentloop/agentloop/store/sqlite"
+	"github.com/agentloop/agentloop/web"
+)
+
+// browser runs the dashboard against a real server (SQLite, scripted
+// models) in headless Chromium.
+type browser struct {
+	t   *testing.T
+	url string
+	dir string
+	ctx context.Context
+}
+
+func chromiumPath(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("AGENTLOOP_BROWSER_TESTS") != "" {
+		t.Fatal("AGENTLOOP_BROWSER_TESTS is set but no Chromium is installed (apt-get install chromium)")
+	}
+	t.Skip("no Chromium installed: apt-get install chromium (CI installs it and sets AGENTLOOP_BROWSER_TESTS)")
+	return ""
+}
+
+func newBrowser(t *testing.T, approval string) *browser {
+	t.Helper()
+	exe := chromiumPath(t)
+	dir := t.TempDir()
+	st, err := sqlite.Open(filepath.Join(dir, "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	tracked := &server.Workspaces{}
+	resolver := &assemble.Resolver{OnWorkspace: tracked.Track}
+	svc, err := service.New(service.Config{Store: st, Runner: resolver.RunnerConfig(st, price.Default())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o700)
+	h := server.New(server.Config{Service: svc, UI: web.Handler(), Workspaces: tracked, Heartbeat: time.Second,
+		Defaults: server.Defaults{Approval: approval, Workspaces: ws, AllowScripts: true}})
+	t.Cleanup(h.Observe(st))
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
+	return &browser{t: t, url: srv.URL, dir: dir, ctx: ctx}
+}
+
+func (b *browser) run(actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, actions...); err != nil {
+		b.fail(err)
+	}
+}
+
+func (b *browser) fail(err error) {
+	b.t.Helper()
+	html, _ := chromedp.Run(b.ctx, chromedp.OuterHTML(chromedp.CSS("main")))
+	b.shot("failure-" + b.t.Name())
+	b.t.Fatalf("%v\npage: %.2000s", err, html)
+}
+
+// text is an element's text.
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		b.fail(err)
+	}
+	return s
+}
+
+// shot saves a screenshot to testdata/screenshots.
+func (b *browser) shot(name string) {
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	name = strings.NewReplacer("/", "-", " ", "-").Replace(name)
+	if err = os.WriteFile(filepath.Join("testdata", "screenshots", name+".png"), png, 0o644); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
+// script writes a scripted model for sessions started from the page.
+func (b *browser) script(steps ...string) string {
+	path := filepath.Join(b.dir, fmt.Sprintf("script-%d.json", time.Now().UnixNano()))
+	if err := os.WriteFile(path, []byte(`{"steps":[`+strings.Join(steps, ",")+`]}`), 0o600); err != nil {
+		b.t.Fatal(err)
+	}
+	return "script:" + path
+}
+
+func status(s string) string { return `#status [data-status="` + s + `"]` }
+
+// start fills the page's form and starts a session.
+func (b *browser) start(task, model string) {
+	b.run(
+		chromedp.Navigate(b.url+"/#/"),
+		chromedp.WaitVisible(chromedp.CSS("#new-task")),
+		chromedp.SendKeys(chromedp.CSS("#new-task"), task),
+		chromedp.SetValue(chromedp.CSS("#new-model"), model),
+		chromedp.Click(chromedp.CSS("#new-start")),
+		chromedp.WaitVisible(chromedp.CSS("#status")),
+	)
+}
+
+// From the page: start a session that plans and writes files, watch the
+// plan card fill in and the answer arrive, then find it in the list.
+func TestStartAndWatchASession(t *testing.T) {
+	b := newBrowser(t, "auto")
+	model := b.script(
+		`{"tool_calls":[{"name":"update_plan","arguments":{"action":"create","goal":"Write the two notes","steps":["Write a.txt","Write b.txt"]}}],"delay":"300ms"}`,
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"a.txt","content":"alpha"}}],"delay":"300ms"}`,
+		`{"tool_calls":[{"name":"update_plan","arguments":{"action":"update_step","step":1,"status":"completed","result":"a.txt written"}}],"delay":"300ms"}`,
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"b.txt","content":"beta"}}],"delay":"700ms"}`,
+		`{"tool_calls":[{"name":"update_plan","arguments":{"action":"update_step","step":2,"status":"completed","result":"b.txt written"}}],"delay":"300ms"}`,
+		`{"tool_calls":[{"name":"update_plan","arguments":{"action":"complete"}}],"delay":"300ms"}`,
+		`{"text":"Wrote a.txt and b.txt."}`)
+	b.start("Write two notes, a.txt and b.txt", model)
+	var pct string
+	b.run(chromedp.WaitVisible(chromedp.CSS("#plan .st-completed")))
+	pct = b.text("#plan-pct")
+	b.shot("session-running-plan")
+	if !strings.HasPrefix(pct, "50%") && !strings.HasPrefix(pct, "100%") {
+		t.Errorf("plan progress %q after the first step", pct)
+	}
+	var answer string
+	b.run(chromedp.WaitVisible(chromedp.CSS(status("completed"))), chromedp.WaitVisible(chromedp.CSS("#answer")))
+	answer = b.text("#answer")
+	if !strings.Contains(answer, "Wrote a.txt and b.txt.") {
+		t.Fatalf("answer %q", answer)
+	}
+	b.shot("session-completed")
+	var rows string
+	b.run(chromedp.Navigate(b.url+"/#/"), chromedp.WaitVisible(chromedp.CSS(`#sessions tr[data-id] [data-status="completed"]`)))
+	rows = b.text("#sessions")
+	if !strings.Contains(rows, "Write two notes") {
+		t.Fatalf("list: %q", rows)
+	}
+	b.shot("sessions-list")
+}
+
+// Pause and resume from the page, then terminate with a reason from the
+// dialog: the status follows each control, and a reload restores the view.
+func TestPauseResumeReloadTerminate(t *testing.T) {
+	b := newBrowser(t, "auto")
+	var steps []string
+	for i := range 30 {
+		steps = append(steps, fmt.Sprintf(`{"tool_calls":[{"name":"write_file","arguments":{"path":"f%d.txt","content":"%d"}}],"delay":"250ms"}`, i, i))
+	}
+	b.start("Write thirty files, slowly", b.script(append(steps, `{"text":"done"}`)...))
+	b.run(chromedp.WaitVisible(chromedp.CSS(status("running"))), chromedp.WaitVisible(chromedp.CSS(`.iter[data-n="2"]`)))
+	b.run(chromedp.Click(chromedp.CSS("#btn-pause")), chromedp.WaitVisible(chromedp.CSS(status("paused"))))
+	b.shot("session-paused")
+	var seqBefore string
+	b.run(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(status("paused"))))
+	seqBefore = b.text("#step-text")
+	if !strings.HasPrefix(seqBefore, "Step ") {
+		t.Fatalf("after a reload: %q", seqBefore)
+	}
+	b.run(chromedp.Click(chromedp.CSS("#btn-resume")), chromedp.WaitVisible(chromedp.CSS(status("running"))))
+	b.run(chromedp.Click(chromedp.CSS("#btn-terminate")), chromedp.WaitVisible(chromedp.CSS("#terminate")))
+	b.shot("terminate-dialog")
+	var reason string
+	b.run(
+		chromedp.Click(chromedp.CSS(`#terminate input[value="different_approach"]`)),
+		chromedp.Click(chromedp.CSS("#term-ok")),
+		chromedp.WaitVisible(chromedp.CSS(status("terminated"))))
+	reason = b.text("#reason")
+	if reason != "different_approach" {
+		t.Fatalf("reason %q", reason)
+	}
+	b.shot("session-terminated")
+}
+
+// A tool call waiting for approval is approved from the page, with its
+// arguments edited, and the session goes on to its answer.
+func TestApprovalFromThePage(t *testing.T) {
+	b := newBrowser(t, "ask")
+	b.start("Write the greeting", b.script(
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"hello.txt","content":"hi"}}]}`,
+		`{"text":"Wrote hello.txt."}`))
+	b.run(chromedp.WaitVisible(chromedp.CSS("#approval")), chromedp.WaitVisible(chromedp.CSS(status("waiting"))))
+	b.shot("approval-needed")
+	b.run(
+		chromedp.SetValue(chromedp.CSS("#approval-args"), `{"path":"hello.txt","content":"hello, edited"}`),
+		chromedp.Click(chromedp.CSS("#btn-approve")),
+		chromedp.WaitVisible(chromedp.CSS(status("completed"))))
+	b.shot("approval-done")
+	var timeline string
+	b.run()
+	timeline = b.text("#timeline")
+	if !strings.Contains(timeline, "hello, edited") {
+		t.Fatalf("the edited arguments are not in the timeline: %q", timeline)
+	}
+}

@@ -1,0 +1,311 @@
+// agentloop dashboard: reads only the /v1 API and its event streams.
+"use strict";
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const main = () => $("#main");
+let current = null; // the view on screen: {stop()}
+
+// ---- API ----------------------------------------------------------------
+
+function headers(extra = {}) {
+  const h = Object.assign({}, extra);
+  const key = localStorage.getItem("agentloop.key");
+  if (key) h["Authorization"] = "Bearer " + key;
+  return h;
+}
+
+async function api(method, path, body) {
+  const init = { method, headers: headers(body ? { "Content-Type": "application/json" } : {}) };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  const resp = await fetch(path, init);
+  if (resp.status === 204) return null;
+  const text = await resp.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch (e) { data = { detail: text }; }
+  if (!resp.ok) throw new Error((data && data.detail) || ("HTTP " + resp.status));
+  return data;
+}
+
+// stream follows a Server-Sent Events endpoint with fetch (so the API key
+// can go in a header), resuming from the last id after a dropped
+// connection, until signal aborts it.
+async function stream(path, lastId, onEvent, signal) {
+  for (let attempt = 0; !signal.aborted; attempt++) {
+    try {
+      const h = headers({ Accept: "text/event-stream" });
+      if (lastId) h["Last-Event-ID"] = String(lastId);
+      const resp = await fetch(path, { headers: h, signal });
+      if (!resp.ok) { onEvent("error", { detail: "HTTP " + resp.status }); return; }
+      const reader = resp.body.getReader();
+      const dec = new TextDecoder();
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += dec.decode(value, { stream: true });
+        let i;
+        while ((i = buf.indexOf("\n\n")) >= 0) {
+          const block = buf.slice(0, i); buf = buf.slice(i + 2);
+          let type = "message", data = "", id = null;
+          for (const line of block.split("\n")) {
+            if (line.startsWith("event: ")) type = line.slice(7);
+            else if (line.startsWith("data: ")) data += line.slice(6);
+            else if (line.startsWith("id: ")) id = line.slice(4);
+          }
+          if (!data) continue;
+          if (id) lastId = id;
+          let parsed; try { parsed = JSON.parse(data); } catch (e) { continue; }
+          if (onEvent(type, parsed, id) === false) return;
+        }
+      }
+      attempt = 0;
+    } catch (e) {
+      if (signal.aborted) return;
+    }
+    await new Promise(r => setTimeout(r, Math.min(5000, 300 * (attempt + 1))));
+  }
+}
+
+// ---- helpers ------------------------------------------------------------
+
+function el(tag, attrs = {}, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k === "width") e.style.width = v; // CSSOM: allowed by the page's CSP, a style attribute is not
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const k of kids.flat()) if (k !== null && k !== undefined && k !== false) e.append(k instanceof Node ? k : String(k));
+  return e;
+}
+
+function badge(status) {
+  return el("span", { class: "badge s-" + status, "data-status": status }, status);
+}
+
+function toast(text) {
+  const t = el("div", { class: "toast" }, text);
+  $("#toasts").append(t);
+  setTimeout(() => t.remove(), 6000);
+}
+
+function fmtTime(s) { return s ? new Date(s).toLocaleString() : ""; }
+function fmtCost(c) { return c ? "$" + c.toFixed(4) : "—"; }
+function fmtDur(ns) { if (!ns) return ""; const ms = ns / 1e6; return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(1) + " s"; }
+function shortModel(m) { m = m || ""; return m.startsWith("script:") && m.includes("/") ? "script:…/" + m.split("/").pop() : m; }
+function cut(s, n) { s = s || ""; return s.length > n ? s.slice(0, n) + "…" : s; }
+
+// ---- sessions list --------------------------------------------------------
+
+function listView() {
+  const ctl = new AbortController();
+  const params = new URLSearchParams(location.hash.split("?")[1] || "");
+  const status = params.get("status") || "";
+  const rows = new Map();
+  const tbody = el("tbody", { id: "sessions" });
+  const filter = el("select", { id: "filter-status", "aria-label": "Filter by status", onchange: e => { location.hash = "#/" + (e.target.value ? "?status=" + e.target.value : ""); } },
+    ["", "running", "paused", "waiting", "completed", "failed", "terminated", "error"].map(s => el("option", { value: s, selected: s === status }, s || "all statuses")));
+  const form = el("form", { class: "new card", id: "new-session", onsubmit: startSession },
+    el("h2", {}, "Start a session"),
+    el("label", { for: "new-task" }, "Task"),
+    el("textarea", { id: "new-task", required: true, placeholder: "What should the agent do?" }),
+    el("div", { class: "row" },
+      el("label", {}, "Model", el("input", { id: "new-model", placeholder: "server default" })),
+      el("label", {}, "Mode", el("select", { id: "new-mode" }, ["tools", "thinking", "flash", "self-reasoning"].map(m => el("option", { value: m }, m)))),
+      el("label", {}, "Workspace", el("input", { id: "new-workspace", placeholder: "a new directory" })),
+      el("label", {}, "Max steps", el("input", { id: "new-max", type: "number", min: "1", max: "200", placeholder: "15" })),
+      el("label", {}, "Approval", el("select", { id: "new-approval" }, el("option", { value: "" }, "server default"), el("option", { value: "auto" }, "run tools without asking"), el("option", { value: "ask" }, "ask before changes")))),
+    el("div", { class: "row" }, el("button", { class: "primary", id: "new-start", type: "submit" }, "Start"), el("span", { id: "new-error", class: "error", role: "alert" })));
+  main().replaceChildren(
+    el("h1", {}, "Sessions"),
+    el("div", { class: "row" }, filter),
+    el("table", {}, el("thead", {}, el("tr", {}, ["Status", "Task", "Model", "Step", "Tokens", "Cost", "Started", "Updated"].map((h, i) => el("th", { class: i >= 5 ? "hide-narrow" : "" }, h)))), tbody),
+    form);
+
+  function render(sum) {
+    if (status && sum.status !== status) { const r = rows.get(sum.id); if (r) { r.remove(); rows.delete(sum.id); } return; }
+    const tr = el("tr", { "data-id": sum.id },
+      el("td", {}, badge(sum.status)),
+      el("td", { class: "task" }, el("a", { href: "#/s/" + sum.id }, cut(sum.task, 120))),
+      el("td", { class: "model", title: sum.model || "" }, shortModel(sum.model)),
+      el("td", {}, String(sum.iteration)),
+      el("td", {}, String(sum.tokens)),
+      el("td", { class: "hide-narrow" }, fmtCost(sum.cost_usd)),
+      el("td", { class: "hide-narrow" }, fmtTime(sum.created_at)),
+      el("td", { class: "hide-narrow" }, fmtTime(sum.updated_at)));
+    const old = rows.get(sum.id);
+    if (old) old.replaceWith(tr); else tbody.prepend(tr);
+    rows.set(sum.id, tr);
+  }
+  api("GET", "/v1/sessions?limit=100" + (status ? "&status=" + status : "")).then(page => {
+    for (const s of page.sessions.slice().reverse()) render(s);
+    if (!page.sessions.length) tbody.append(el("tr", { id: "empty" }, el("td", { colspan: 8, class: "muted" }, "No sessions yet: start one below.")));
+  }).catch(e => tbody.append(el("tr", {}, el("td", { colspan: 8, class: "error" }, e.message))));
+  stream("/v1/events", null, (type, data) => { if (type === "summary") { const e = $("#empty"); if (e) e.remove(); render(data); } }, ctl.signal);
+  return { stop: () => ctl.abort() };
+}
+
+async function startSession(ev) {
+  ev.preventDefault();
+  const body = { task: $("#new-task").value.trim() };
+  const v = id => $(id).value.trim();
+  if (v("#new-model")) body.model = v("#new-model");
+  if (v("#new-mode") !== "tools") body.mode = v("#new-mode");
+  if (v("#new-workspace")) body.workspace = v("#new-workspace");
+  if (v("#new-max")) body.max_iterations = Number(v("#new-max"));
+  if (v("#new-approval")) body.approval = v("#new-approval");
+  try {
+    const c = await api("POST", "/v1/sessions", body);
+    location.hash = "#/s/" + c.id;
+  } catch (e) { $("#new-error").textContent = e.message; }
+}
+
+// ---- one session -----------------------------------------------------------
+
+function sessionView(id) {
+  const ctl = new AbortController();
+  let state = null, refreshing = null, again = false, live = "";
+  const announced = new Set();
+
+  async function refresh() {
+    if (refreshing) { again = true; return; }
+    refreshing = (async () => {
+      try { state = await api("GET", "/v1/sessions/" + id); render(); }
+      catch (e) { main().replaceChildren(el("h1", {}, "Session " + id), el("p", { class: "error" }, e.message)); }
+    })();
+    await refreshing; refreshing = null;
+    if (again) { again = false; refresh(); }
+  }
+
+  function control(kind, body) {
+    return api("POST", "/v1/sessions/" + id + "/" + kind, body || {}).then(r => { toast(r.outcome || kind); refresh(); }).catch(e => toast(e.message));
+  }
+
+  function render() {
+    const s = state, running = s.status === "running", stopped = s.status === "paused" || s.status === "waiting";
+    const ended = ["completed", "failed", "terminated", "error"].includes(s.status);
+    const pct = s.max_iterations ? Math.min(100, Math.round(100 * s.current_iteration / s.max_iterations)) : 0;
+    const header = el("div", { class: "card" },
+      el("h1", {}, s.task),
+      el("div", { class: "row" }, el("span", { id: "status" }, badge(s.status)), s.reason ? el("span", { class: "muted", id: "reason" }, s.reason) : null,
+        el("span", { id: "step-text" }, `Step ${s.current_iteration} of ${s.max_iterations}`), el("span", { class: "muted", title: s.model || "" }, shortModel(s.model))),
+      el("div", { class: "progress", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": String(s.max_iterations), "aria-valuenow": String(s.current_iteration), "aria-label": "steps" }, el("div", { width: pct + "%" })),
+      s.detail ? el("p", { class: "muted" }, s.detail) : null,
+      s.question ? el("p", { id: "question" }, s.question) : null,
+      el("div", { class: "row" },
+        el("button", { id: "btn-pause", disabled: !running, onclick: () => control("pause", { reason: "paused from the dashboard" }) }, "Pause"),
+        el("button", { id: "btn-resume", disabled: !(stopped && !(s.pending_approvals || []).length), onclick: () => control("resume") }, "Resume"),
+        el("button", { id: "btn-terminate", class: "danger", disabled: ended, onclick: terminate }, "Terminate")),
+      ended ? null : el("form", { class: "row", onsubmit: e => { e.preventDefault(); const t = $("#reply-text").value.trim(); if (t) control("reply", { text: t }).then(() => { $("#reply-text").value = ""; }); } },
+        el("label", { for: "reply-text" }, s.status === "waiting" ? "Reply" : "Message to the agent"),
+        el("input", { id: "reply-text", size: "40" }), el("button", { id: "btn-reply", type: "submit" }, "Send")));
+    const approvals = (s.pending_approvals || []).map(p => el("div", { class: "card", id: "approval", "data-call": p.call_id },
+      el("h2", {}, "Approval needed: " + p.name),
+      el("label", { for: "approval-args" }, "Arguments"),
+      el("textarea", { id: "approval-args" }, JSON.stringify(p.input, null, 2)),
+      el("div", { class: "row" },
+        el("button", { id: "btn-approve", class: "primary", onclick: () => decide(p, true) }, "Approve"),
+        el("button", { id: "btn-deny", onclick: () => decide(p, false) }, "Deny"))));
+    const side = el("div", {},
+      planCard(s.plan),
+      el("div", { class: "card", id: "usage" }, el("h2", {}, "Usage"), el("dl", { class: "kv" },
+        el("dt", {}, "Model calls"), el("dd", {}, String(s.interaction_count)),
+        el("dt", {}, "Tool calls"), el("dd", {}, String(s.tool_call_count)),
+        el("dt", {}, "Tokens"), el("dd", {}, `${s.usage.input_tokens || 0} in + ${s.usage.output_tokens || 0} out`),
+        el("dt", {}, "Cost"), el("dd", {}, fmtCost(s.cost_usd)))),
+      s.verification ? el("div", { class: "card", id: "verification" }, el("h2", {}, "Verification: " + s.verification.outcome),
+        el("ul", {}, s.verification.checks.map(c => el("li", {}, (c.passed ? "✓ " : "✗ ") + c.name)))) : null,
+      s.memory && Object.keys(s.memory).length ? el("div", { class: "card", id: "memory" }, el("h2", {}, "Memory"),
+        el("dl", { class: "kv" }, Object.entries(s.memory).map(([k, v]) => [el("dt", {}, k), el("dd", {}, cut(JSON.stringify(v), 200))]))) : null);
+    const answer = s.answer ? el("div", { class: "card", id: "answer" }, el("h2", {}, s.partial ? "Partial answer" : "Answer"), el("div", { class: "answer" }, s.answer)) : null;
+    const iters = (s.iterations || []).slice().reverse().map((it, i) => iteration(it, i === 0 && running));
+    const warnings = (s.warnings || []).length ? el("div", { class: "card", id: "warnings" }, el("h2", {}, "Warnings"), el("ul", {}, s.warnings.map(w => el("li", {}, `${w.code}: ${w.message}`)))) : null;
+    main().replaceChildren(header, ...approvals, answer || "", el("div", { class: "grid" },
+      el("section", { "aria-label": "timeline" }, el("h2", {}, "Timeline"), el("div", { id: "timeline" }, iters), warnings || ""), side));
+  }
+
+  function iteration(it, isCurrent) {
+    const msgs = (it.messages || []).filter(m => m.role !== "tool" && (m.content || "").trim()).map(m =>
+      el("div", { class: "msg " + m.role }, (m.kind ? `[${m.kind}] ` : "") + cut(m.content, 4000)));
+    const tools = (it.tool_calls || []).map(c => el("details", { class: "tool" + (c.status === "error" ? " err" : "") },
+      el("summary", {}, `${c.tool_name} ${cut(JSON.stringify(c.input), 120)} — ${c.status}${c.duration ? ", " + fmtDur(c.duration) : ""}`),
+      el("pre", {}, cut(c.output, 20000))));
+    return el("div", { class: "iter" + (isCurrent ? " current" : ""), "data-n": String(it.number) },
+      el("h3", {}, `Step ${it.number} · ${it.status}${it.duration ? " · " + fmtDur(it.duration) : ""} · ${(it.usage.input_tokens || 0) + (it.usage.output_tokens || 0)} tokens`),
+      it.error ? el("p", { class: "error" }, it.error) : null, msgs, tools,
+      isCurrent && live ? el("div", { class: "live", id: "live" }, live) : null);
+  }
+
+  function planCard(p) {
+    if (!p) return null;
+    const steps = p.steps || [];
+    const done = steps.filter(x => ["completed", "skipped", "failed"].includes(x.status)).length;
+    return el("div", { class: "card plan", id: "plan" },
+      el("h2", {}, "Plan"), el("p", {}, p.goal),
+      el("div", { class: "progress", role: "progressbar", "aria-label": "plan", "aria-valuenow": String(done), "aria-valuemax": String(steps.length) }, el("div", { width: (steps.length ? Math.round(100 * done / steps.length) : 0) + "%" })),
+      el("p", { class: "muted", id: "plan-pct" }, `${steps.length ? Math.round(100 * done / steps.length) : 0}% · ${p.status || "active"}`),
+      el("ol", {}, steps.map(x => el("li", { class: "st-" + (x.status || "pending") }, x.title + (x.result ? " — " + x.result : "")))));
+  }
+
+  function terminate() {
+    const d = $("#terminate");
+    d.returnValue = "";
+    d.onclose = () => {
+      if (d.returnValue !== "ok") return;
+      const reason = new FormData(d.querySelector("form")).get("reason");
+      control("terminate", { reason });
+    };
+    d.showModal();
+  }
+
+  function decide(p, approve) {
+    const body = { approve, args_hash: p.args_hash };
+    if (approve) {
+      const edited = $("#approval-args").value;
+      try { if (JSON.stringify(JSON.parse(edited)) !== JSON.stringify(p.input)) body.arguments = JSON.parse(edited); }
+      catch (e) { toast("The arguments are not valid JSON"); return; }
+    }
+    api("POST", `/v1/sessions/${id}/approvals/${encodeURIComponent(p.call_id)}`, body).then(r => { toast(approve ? "Approved" : "Denied"); refresh(); }).catch(e => toast(e.message));
+  }
+
+  function announce(type, data) {
+    const key = type + data.seq;
+    if (announced.has(key)) return;
+    announced.add(key);
+    const d = data.data || {};
+    if (type === "session.ended") toast(`Session ended: ${d.status} (${d.reason})`);
+    if (type === "session.waiting") toast(d.reason === "approval" ? "Approval needed" : d.reason === "stuck" ? "The session seems stuck" : "The session waits for you");
+    if (type === "session.paused") toast(`Paused: ${d.reason}`);
+  }
+
+  refresh().then(() => {
+    if (!state) return;
+    stream("/v1/sessions/" + id + "/events", state.seq, (type, data) => {
+      if (type === "delta") { live += data.text || data.Text || ""; const l = $("#live"); if (l) l.textContent = live; return; }
+      if (type === "tool_call") return;
+      if (type === "model.responded") live = "";
+      if (type.startsWith("session.")) announce(type, data);
+      refresh();
+    }, ctl.signal);
+  });
+  return { stop: () => ctl.abort() };
+}
+
+// ---- routing -------------------------------------------------------------
+
+function route() {
+  if (current) current.stop();
+  const h = location.hash || "#/";
+  const m = h.match(/^#\/s\/([A-Za-z0-9_-]+)/);
+  current = m ? sessionView(m[1]) : listView();
+}
+
+window.addEventListener("hashchange", route);
+document.addEventListener("DOMContentLoaded", () => {
+  const key = $("#apikey");
+  key.value = localStorage.getItem("agentloop.key") || "";
+  key.addEventListener("change", () => { localStorage.setItem("agentloop.key", key.value.trim()); route(); });
+  route();
+});
