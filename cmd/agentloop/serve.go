@@ -44,6 +44,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	allowScripts := fs.Bool("allow-script-models", false, "let requests use scripted models (script:PATH, a file of this machine); on by default without keys")
 	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM, how long running sessions get to pause at a safe point")
 	logFormat := fs.String("log-format", "text", "text or json")
+	demo := fs.Bool("demo", false, "start a demo session (a scripted model in a throwaway workspace) and print where to watch it")
 	quotaRunning := fs.Int("quota-running", 0, "most sessions one tenant may run at once (0: no limit)")
 	quotaTokens := fs.Int("quota-tokens-day", 0, "most tokens one tenant's sessions may use in 24 hours (0: no limit)")
 	quotaUSD := fs.Float64("quota-usd-day", 0, "most US dollars one tenant's sessions may cost in 24 hours (0: no limit)")
@@ -160,6 +161,15 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 
 	recoverSessions(sessionsCtx, svc, log)
 	ready.Store(true)
+	fmt.Fprintf(stderr, "agentloop serve: the dashboard is at http://%s/\n", ln.Addr())
+	if *demo {
+		id, err := startDemo(sessionsCtx, svc, *workspaces)
+		if err != nil {
+			log.Error("demo", "err", err)
+		} else {
+			fmt.Fprintf(stderr, "agentloop serve: a demo session is running — watch it at http://%s/#/s/%s\n", ln.Addr(), id)
+		}
+	}
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)

@@ -309,3 +309,24 @@ func TestCLIAgainstAServer(t *testing.T) {
 		t.Fatalf("pausing an ended session: %d %s", code, errOut)
 	}
 }
+
+// serve --demo starts a session a newcomer can watch, and it completes.
+func TestServeDemo(t *testing.T) {
+	c := newCLI(t)
+	s := c.serve("--demo", "--workspaces", t.TempDir())
+	var m []string
+	for deadline := time.Now().Add(10 * time.Second); m == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		m = regexp.MustCompile(`watch it at (http://\S+/#/s/(\S+))`).FindStringSubmatch(s.errText())
+	}
+	if m == nil {
+		t.Fatalf("no demo URL:\n%s", s.errText())
+	}
+	if st := s.waitFor(t, m[2], "completed", "failed", "error"); st != "completed" {
+		t.Fatalf("the demo session ended %s", st)
+	}
+	resp, err := http.Get(s.url + "/")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the dashboard: %v %v", err, resp)
+	}
+	resp.Body.Close()
+}

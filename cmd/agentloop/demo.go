@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/service"
+)
+
+// demoScript is a scripted model that plans, writes a small Go program,
+// runs it and answers, slowly enough to watch.
+const demoScript = `{"description": "agentloop serve --demo", "steps": [
+ {"text": "I'll plan the work first.", "tool_calls": [{"name": "update_plan", "arguments": {"action": "create", "goal": "Write and run a hello-world program", "steps": ["Write main.go", "Run it", "Report"]}}], "delay": "1s"},
+ {"text": "Writing the program.", "tool_calls": [{"name": "write_file", "arguments": {"path": "main.go", "content": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello from agentloop\") }\n"}}], "delay": "1500ms"},
+ {"tool_calls": [{"name": "update_plan", "arguments": {"action": "update_step", "step": 1, "status": "completed", "result": "main.go written"}}], "delay": "800ms"},
+ {"text": "Running it.", "tool_calls": [{"name": "execute_command", "arguments": {"command": "cat main.go | wc -l && echo ran"}}], "delay": "1500ms"},
+ {"tool_calls": [{"name": "update_plan", "arguments": {"action": "update_step", "step": 2, "status": "completed", "result": "it ran"}}], "delay": "800ms"},
+ {"tool_calls": [{"name": "update_plan", "arguments": {"action": "update_step", "step": 3, "status": "completed"}}], "delay": "800ms"},
+ {"tool_calls": [{"name": "update_plan", "arguments": {"action": "complete"}}], "delay": "500ms"},
+ {"text": "Done: main.go prints \"hello from agentloop\". This was a scripted demo model; start your own session with a real one from the form.", "delay": "1s"}
+]}`
+
+// startDemo starts the demo session in a new workspace and returns its ID.
+func startDemo(ctx context.Context, svc *service.Service, workspaces string) (string, error) {
+	dir, err := os.MkdirTemp(workspaces, "demo-")
+	if err != nil {
+		return "", err
+	}
+	script := filepath.Join(dir, ".demo-model.json")
+	if err := os.WriteFile(script, []byte(demoScript), 0o600); err != nil {
+		return "", err
+	}
+	started, err := svc.Start(ctx, service.Local("demo"), loop.Task{Prompt: "Write a hello-world Go program and run it (a demo with a scripted model)",
+		Model: "script:" + script, Workspace: dir, Approval: "auto", Limits: &loop.Limits{MaxIterations: 12}})
+	if err != nil {
+		return "", fmt.Errorf("starting the demo session: %w", err)
+	}
+	return started.ID, nil
+}
