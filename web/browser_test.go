@@ -225,3 +225,39 @@ func TestApprovalFromThePage(t *testing.T) {
 		t.Fatalf("the edited arguments are not in the timeline: %q", timeline)
 	}
 }
+
+// Two tabs on one session stay in sync; the page works on a narrow screen;
+// a finished session shows the files it changed and their diff.
+func TestTwoTabsNarrowScreenAndDiff(t *testing.T) {
+	b := newBrowser(t, "auto")
+	var steps []string
+	for i := range 12 {
+		steps = append(steps, fmt.Sprintf(`{"tool_calls":[{"name":"write_file","arguments":{"path":"n%d.txt","content":"line %d\n"}}],"delay":"200ms"}`, i, i))
+	}
+	b.start("Write twelve notes", b.script(append(steps, `{"text":"twelve notes written"}`)...))
+	loc, err := chromedp.Run(b.ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second tab of the same browser, narrow.
+	tab, cancel := chromedp.NewContext(b.ctx)
+	defer cancel()
+	other := &browser{t: t, url: b.url, dir: b.dir, ctx: tab}
+	other.run(chromedp.EmulateViewport(390, 800), chromedp.Navigate(loc), chromedp.WaitVisible(chromedp.CSS(status("running"))))
+	b.run(chromedp.Click(chromedp.CSS("#btn-pause")))
+	other.run(chromedp.WaitVisible(chromedp.CSS(status("paused"))))
+	other.shot("narrow-second-tab-paused")
+	other.run(chromedp.Click(chromedp.CSS("#btn-resume")))
+	b.run(chromedp.WaitVisible(chromedp.CSS(status("running"))), chromedp.WaitVisible(chromedp.CSS(status("completed"))))
+	b.run(chromedp.Click(chromedp.CSS("#changes summary")), chromedp.WaitVisible(chromedp.CSS("#diff")))
+	var diff string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if diff = b.text("#diff"); strings.Contains(diff, "+line 11") {
+			break
+		}
+	}
+	if !strings.Contains(diff, "+line 11") {
+		t.Fatalf("diff: %q", diff)
+	}
+	b.shot("session-diff")
+}

@@ -220,22 +220,40 @@ function sessionView(id) {
       s.memory && Object.keys(s.memory).length ? el("div", { class: "card", id: "memory" }, el("h2", {}, "Memory"),
         el("dl", { class: "kv" }, Object.entries(s.memory).map(([k, v]) => [el("dt", {}, k), el("dd", {}, cut(JSON.stringify(v), 200))]))) : null);
     const answer = s.answer ? el("div", { class: "card", id: "answer" }, el("h2", {}, s.partial ? "Partial answer" : "Answer"), el("div", { class: "answer" }, s.answer)) : null;
+    const changes = (s.modified || []).length ? el("div", { class: "card", id: "changes" },
+      el("h2", {}, "Files changed"),
+      el("ul", {}, [...new Set(s.modified.map(m => m.path))].map(p => el("li", {}, p))),
+      el("details", { "data-key": "diff", ontoggle: e => { if (e.target.open) loadDiff(e.target); } }, el("summary", {}, "Diff"), el("pre", { class: "diff", id: "diff" }, "Loading…"))) : null;
     const iters = (s.iterations || []).slice().reverse().map((it, i) => iteration(it, i === 0 && running));
     const warnings = (s.warnings || []).length ? el("div", { class: "card", id: "warnings" }, el("h2", {}, "Warnings"), el("ul", {}, s.warnings.map(w => el("li", {}, `${w.code}: ${w.message}`)))) : null;
-    main().replaceChildren(header, ...approvals, answer || "", el("div", { class: "grid" },
+    // A re-render keeps what the person opened and what they were typing.
+    const open = new Set([...main().querySelectorAll("details[open][data-key]")].map(d => d.dataset.key));
+    const typing = $("#reply-text") ? $("#reply-text").value : "";
+    const focused = document.activeElement && document.activeElement.id;
+    main().replaceChildren(header, ...approvals, answer || "", changes || "", el("div", { class: "grid" },
       el("section", { "aria-label": "timeline" }, el("h2", {}, "Timeline"), el("div", { id: "timeline" }, iters), warnings || ""), side));
+    for (const d of main().querySelectorAll("details[data-key]")) if (open.has(d.dataset.key)) d.open = true;
+    if ($("#reply-text")) $("#reply-text").value = typing;
+    if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
   }
 
   function iteration(it, isCurrent) {
     const msgs = (it.messages || []).filter(m => m.role !== "tool" && (m.content || "").trim()).map(m =>
       el("div", { class: "msg " + m.role }, (m.kind ? `[${m.kind}] ` : "") + cut(m.content, 4000)));
-    const tools = (it.tool_calls || []).map(c => el("details", { class: "tool" + (c.status === "error" ? " err" : "") },
+    const tools = (it.tool_calls || []).map(c => el("details", { class: "tool" + (c.status === "error" ? " err" : ""), "data-key": "tool-" + c.id },
       el("summary", {}, `${c.tool_name} ${cut(JSON.stringify(c.input), 120)} — ${c.status}${c.duration ? ", " + fmtDur(c.duration) : ""}`),
       el("pre", {}, cut(c.output, 20000))));
     return el("div", { class: "iter" + (isCurrent ? " current" : ""), "data-n": String(it.number) },
       el("h3", {}, `Step ${it.number} · ${it.status}${it.duration ? " · " + fmtDur(it.duration) : ""} · ${(it.usage.input_tokens || 0) + (it.usage.output_tokens || 0)} tokens`),
       it.error ? el("p", { class: "error" }, it.error) : null, msgs, tools,
       isCurrent && live ? el("div", { class: "live", id: "live" }, live) : null);
+  }
+
+  function loadDiff(details) {
+    api("GET", "/v1/sessions/" + id + "/diff").then(d => {
+      const pre = details.querySelector("pre");
+      pre.textContent = d.diff || d.note || "No textual changes.";
+    }).catch(e => { details.querySelector("pre").textContent = e.message; });
   }
 
   function planCard(p) {
