@@ -2,7 +2,9 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -70,21 +72,31 @@ func newBrowser(t *testing.T, approval string) *browser {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
+	// The first action starts the browser on the context it gets: give it
+	// the undeadlined one, then bound each step (see run).
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cancelA() })
 	return &browser{t: t, url: srv.URL, dir: dir, ctx: ctx}
 }
 
 func (b *browser) run(actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := chromedp.Do(b.ctx, actions...); err != nil {
+	// One step may take 20 s; the browser's own context lives on, so a
+	// failure can still show the page.
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
 		b.fail(err)
 	}
 }
 
 func (b *browser) fail(err error) {
 	b.t.Helper()
-	html, _ := chromedp.Run(b.ctx, chromedp.OuterHTML(chromedp.CSS("main")))
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("main")))
 	b.shot("failure-" + b.t.Name())
 	b.t.Fatalf("%v\npage: %.2000s", err, html)
 }
@@ -101,7 +113,9 @@ func (b *browser) text(sel string) string {
 
 // shot saves a screenshot to testdata/screenshots.
 func (b *browser) shot(name string) {
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		b.t.Logf("screenshot %s: %v", name, err)
 		return
@@ -242,6 +256,9 @@ func TestTwoTabsNarrowScreenAndDiff(t *testing.T) {
 	// A second tab of the same browser, narrow.
 	tab, cancel := chromedp.NewContext(b.ctx)
 	defer cancel()
+	if err := chromedp.Do(tab); err != nil { // opens the tab, on a context without a deadline
+		t.Fatal(err)
+	}
 	other := &browser{t: t, url: b.url, dir: b.dir, ctx: tab}
 	other.run(chromedp.EmulateViewport(390, 800), chromedp.Navigate(loc), chromedp.WaitVisible(chromedp.CSS(status("running"))))
 	b.run(chromedp.Click(chromedp.CSS("#btn-pause")))
@@ -260,4 +277,50 @@ func TestTwoTabsNarrowScreenAndDiff(t *testing.T) {
 		t.Fatalf("diff: %q", diff)
 	}
 	b.shot("session-diff")
+}
+
+// A session that repeats itself is told, then waits for a person: the page
+// shows its question, and a reply from the page lets it go on.
+func TestStuckSessionWaitsAndTakesAReply(t *testing.T) {
+	b := newBrowser(t, "auto")
+	same := `{"tool_calls":[{"name":"read_file","arguments":{"path":"missing.txt"}}],"delay":"100ms"}`
+	// Three same errors: the model is told; a fourth: it waits for a
+	// person (then the answer, before no-progress would end it).
+	steps := []string{}
+	for range 4 {
+		steps = append(steps, same)
+	}
+	b.start("Read the missing file", b.script(append(steps, `{"text":"Understood: the file does not exist."}`)...))
+	b.run(chromedp.WaitVisible(chromedp.CSS(status("waiting"))), chromedp.WaitVisible(chromedp.CSS("#question")))
+	if q := b.text("#question"); !strings.Contains(q, "stuck") {
+		t.Fatalf("question %q", q)
+	}
+	b.shot("stuck-waiting")
+	b.run(chromedp.SendKeys(chromedp.CSS("#reply-text"), "The file does not exist; stop reading it."), chromedp.Click(chromedp.CSS("#btn-reply")),
+		chromedp.WaitVisible(chromedp.CSS(`#status [data-status="running"], #status [data-status="completed"]`)),
+		chromedp.WaitVisible(chromedp.CSS(status("completed"))))
+	if a := b.text("#answer"); !strings.Contains(a, "does not exist") {
+		t.Fatalf("answer %q", a)
+	}
+}
+
+// A session that runs out of time ends failed (timeout) with its partial
+// answer, and the page says so.
+func TestTimeoutShowsOnThePage(t *testing.T) {
+	b := newBrowser(t, "auto")
+	b.run(chromedp.Navigate(b.url + "/#/"))
+	// The form has no timeout field: start it over the API, then watch it.
+	resp, err := http.Post(b.url+"/v1/sessions", "application/json", strings.NewReader(fmt.Sprintf(`{"task":"Think for a long time","timeout":"1s","model":%q}`,
+		b.script(`{"text":"Still thinking.","tool_calls":[{"name":"list_dir","arguments":{}}],"delay":"400ms"}`, `{"text":"More thinking.","tool_calls":[{"name":"list_dir","arguments":{"path":"."}}],"delay":"800ms"}`, `{"text":"wrap-up: partial","delay":"10ms"}`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct{ ID string }
+	json.NewDecoder(resp.Body).Decode(&c)
+	resp.Body.Close()
+	b.run(chromedp.Navigate(b.url+"/#/s/"+c.ID), chromedp.WaitVisible(chromedp.CSS(status("failed"))))
+	if r := b.text("#reason"); r != "timeout" {
+		t.Fatalf("reason %q", r)
+	}
+	b.shot("session-timeout")
 }
