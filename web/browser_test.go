@@ -324,3 +324,45 @@ func TestTimeoutShowsOnThePage(t *testing.T) {
 	}
 	b.shot("session-timeout")
 }
+
+// Terminate with each of the four reasons: the status the page shows is
+// the one the reason means.
+func TestTerminateReasons(t *testing.T) {
+	b := newBrowser(t, "auto")
+	var steps []string
+	for i := range 40 {
+		steps = append(steps, fmt.Sprintf(`{"tool_calls":[{"name":"write_file","arguments":{"path":"t%d.txt","content":"x"}}],"delay":"200ms"}`, i))
+	}
+	model := b.script(steps...)
+	for _, c := range []struct{ reason, status string }{
+		{"completed_by_user", "completed"}, {"failed", "failed"}, {"different_approach", "terminated"}, {"stuck", "error"},
+	} {
+		b.start("Work until stopped: "+c.reason, model)
+		b.run(chromedp.WaitVisible(chromedp.CSS(status("running"))),
+			chromedp.Click(chromedp.CSS("#btn-terminate")), chromedp.WaitVisible(chromedp.CSS("#terminate")),
+			chromedp.Click(chromedp.CSS(`#terminate input[value="`+c.reason+`"]`)), chromedp.Click(chromedp.CSS("#term-ok")),
+			chromedp.WaitVisible(chromedp.CSS(status(c.status))))
+		if got := b.text("#reason"); got == "" {
+			t.Errorf("%s: no reason shown", c.reason)
+		}
+	}
+	b.shot("terminated-stuck-by-user")
+}
+
+// The list filters by label and by status.
+func TestListFilters(t *testing.T) {
+	b := newBrowser(t, "auto")
+	for _, body := range []string{`{"task":"red team task","labels":{"team":"red"}}`, `{"task":"blue team task","labels":{"team":"blue"}}`} {
+		resp, err := http.Post(b.url+"/v1/sessions", "application/json", strings.NewReader(strings.Replace(body, `{"task"`, fmt.Sprintf(`{"model":%q,"task"`, b.script(`{"text":"done"}`)), 1)))
+		if err != nil || resp.StatusCode != 201 {
+			t.Fatalf("create: %v %v", err, resp)
+		}
+		resp.Body.Close()
+	}
+	b.run(chromedp.Navigate(b.url+"/#/?label=team%3Dred"), chromedp.WaitVisible(chromedp.CSS(`#sessions tr[data-id]`)))
+	time.Sleep(300 * time.Millisecond)
+	if rows := b.text("#sessions"); !strings.Contains(rows, "red team task") || strings.Contains(rows, "blue team task") {
+		t.Fatalf("label filter: %q", rows)
+	}
+	b.shot("sessions-filtered-by-label")
+}

@@ -102,11 +102,16 @@ function cut(s, n) { s = s || ""; return s.length > n ? s.slice(0, n) + "…" : 
 function listView() {
   const ctl = new AbortController();
   const params = new URLSearchParams(location.hash.split("?")[1] || "");
-  const status = params.get("status") || "";
+  const status = params.get("status") || "", label = params.get("label") || "", workspace = params.get("workspace") || "";
+  const go = (k, v) => { const p = new URLSearchParams(location.hash.split("?")[1] || ""); if (v) p.set(k, v); else p.delete(k); location.hash = "#/" + (p.toString() ? "?" + p : ""); };
   const rows = new Map();
   const tbody = el("tbody", { id: "sessions" });
-  const filter = el("select", { id: "filter-status", "aria-label": "Filter by status", onchange: e => { location.hash = "#/" + (e.target.value ? "?status=" + e.target.value : ""); } },
-    ["", "running", "paused", "waiting", "completed", "failed", "terminated", "error"].map(s => el("option", { value: s, selected: s === status }, s || "all statuses")));
+  const filter = el("div", { class: "row" },
+    el("select", { id: "filter-status", "aria-label": "Filter by status", onchange: e => go("status", e.target.value) },
+      ["", "running", "paused", "waiting", "completed", "failed", "terminated", "error"].map(s => el("option", { value: s, selected: s === status }, s || "all statuses"))),
+    el("input", { id: "filter-label", "aria-label": "Filter by label (key=value)", placeholder: "label key=value", value: label, onchange: e => go("label", e.target.value.trim()) }),
+    el("input", { id: "filter-workspace", "aria-label": "Filter by workspace", placeholder: "workspace", value: workspace, onchange: e => go("workspace", e.target.value.trim()) }));
+  const filtered = !!(label || workspace);
   const form = el("form", { class: "new card", id: "new-session", onsubmit: startSession },
     el("h2", {}, "Start a session"),
     el("label", { for: "new-task" }, "Task"),
@@ -139,11 +144,22 @@ function listView() {
     if (old) old.replaceWith(tr); else tbody.prepend(tr);
     rows.set(sum.id, tr);
   }
-  api("GET", "/v1/sessions?limit=100" + (status ? "&status=" + status : "")).then(page => {
+  const q = new URLSearchParams({ limit: "100" });
+  if (status) q.set("status", status);
+  if (label) q.set("label", label);
+  if (workspace) q.set("workspace", workspace);
+  api("GET", "/v1/sessions?" + q).then(page => {
     for (const s of page.sessions.slice().reverse()) render(s);
     if (!page.sessions.length) tbody.append(el("tr", { id: "empty" }, el("td", { colspan: 8, class: "muted" }, "No sessions yet: start one below.")));
   }).catch(e => tbody.append(el("tr", {}, el("td", { colspan: 8, class: "error" }, e.message))));
-  stream("/v1/events", null, (type, data) => { if (type === "summary") { const e = $("#empty"); if (e) e.remove(); render(data); } }, ctl.signal);
+  // Live updates: a session already listed changes in place; new ones
+  // appear unless a label or workspace filter is on (the stream does not
+  // carry them).
+  stream("/v1/events", null, (type, data) => {
+    if (type !== "summary" || (filtered && !rows.has(data.id))) return;
+    const e = $("#empty"); if (e) e.remove();
+    render(data);
+  }, ctl.signal);
   return { stop: () => ctl.abort() };
 }
 
