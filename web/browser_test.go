@@ -63,7 +63,7 @@ func newBrowser(t *testing.T, approval string) *browser {
 	t.Cleanup(func() { svc.Close() })
 	ws := filepath.Join(dir, "ws")
 	os.MkdirAll(ws, 0o700)
-	h := server.New(server.Config{Service: svc, UI: web.Handler(), Workspaces: tracked, Heartbeat: time.Second,
+	h := server.New(server.Config{Service: svc, Keys: st, UI: web.Handler(), Workspaces: tracked, Heartbeat: time.Second,
 		Defaults: server.Defaults{Approval: approval, Workspaces: ws, AllowScripts: true}})
 	t.Cleanup(h.Observe(st))
 	srv := httptest.NewServer(h)
@@ -365,4 +365,38 @@ func TestListFilters(t *testing.T) {
 		t.Fatalf("label filter: %q", rows)
 	}
 	b.shot("sessions-filtered-by-label")
+}
+
+// An admin edits a prompt twice and compares the versions, and makes a key.
+func TestAdminPromptsAndKeys(t *testing.T) {
+	b := newBrowser(t, "auto")
+	b.run(chromedp.Navigate(b.url+"/#/admin"), chromedp.WaitVisible(chromedp.CSS("#prompt-name")),
+		chromedp.SendKeys(chromedp.CSS("#prompt-name"), "coder"),
+		chromedp.SendKeys(chromedp.CSS("#prompt-text"), "You write code.\nKeep it short."),
+		chromedp.Click(chromedp.CSS("#btn-prompt-save")))
+	// Saved, and the editor shows the stored version.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(b.text("#prompt-versions"), "Version 1 of coder"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("first save: %q %q", b.text("#admin-msg"), b.text("#prompt-versions"))
+		}
+	}
+	b.run(chromedp.SetValue(chromedp.CSS("#prompt-text"), "You write careful code.\nKeep it short."), chromedp.Click(chromedp.CSS("#btn-prompt-save")),
+		chromedp.WaitVisible(chromedp.CSS("#btn-prompt-diff")), chromedp.Click(chromedp.CSS("#btn-prompt-diff")))
+	var diff string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if diff = b.text("#prompt-diff"); strings.Contains(diff, "+ You write careful code.") {
+			break
+		}
+	}
+	if !strings.Contains(diff, "- You write code.") || !strings.Contains(diff, "+ You write careful code.") || !strings.Contains(diff, "  Keep it short.") {
+		t.Fatalf("version diff: %q", diff)
+	}
+	b.shot("admin-prompt-versions")
+	// The local caller has no tenant: the page says what to do instead.
+	b.run(chromedp.Click(chromedp.CSS("#btn-key")))
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(b.text("#key-out"), "keys create"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("key: %q", b.text("#key-out"))
+		}
+	}
 }

@@ -327,13 +327,84 @@ function sessionView(id) {
   return { stop: () => ctl.abort() };
 }
 
+// ---- admin: prompts and keys -----------------------------------------------
+
+function adminView() {
+  const list = el("ul", { id: "prompts" });
+  const name = el("input", { id: "prompt-name", placeholder: "name, e.g. coder", "aria-label": "Prompt name" });
+  const text = el("textarea", { id: "prompt-text", "aria-label": "Prompt text", placeholder: "The system prompt" });
+  const versions = el("div", { id: "prompt-versions", class: "muted" });
+  const diff = el("pre", { id: "prompt-diff", class: "diff" });
+  const msg = el("p", { id: "admin-msg", role: "alert" });
+  async function load() {
+    try {
+      const d = await api("GET", "/v1/prompts");
+      list.replaceChildren(...d.prompts.map(p => el("li", {}, el("a", { href: "#", onclick: e => { e.preventDefault(); open(p.name); } }, p.name), ` — version ${p.version}`)));
+      if (!d.prompts.length) list.append(el("li", { class: "muted" }, "No prompts yet."));
+    } catch (e) { msg.textContent = e.message; }
+  }
+  async function open(n, version) {
+    const p = await api("GET", `/v1/prompts/${encodeURIComponent(n)}` + (version ? `?version=${version}` : ""));
+    name.value = p.name; text.value = p.text;
+    versions.replaceChildren(`Version ${p.version} of ${n}` + (p.author ? ` by ${p.author}` : "") + ". ",
+      p.version > 1 ? el("button", { id: "btn-prompt-diff", type: "button", onclick: () => showDiff(n, p.version) }, `Compare with version ${p.version - 1}`) : "");
+    diff.textContent = "";
+  }
+  async function showDiff(n, v) {
+    const [a, b] = await Promise.all([api("GET", `/v1/prompts/${encodeURIComponent(n)}?version=${v - 1}`), api("GET", `/v1/prompts/${encodeURIComponent(n)}?version=${v}`)]);
+    diff.textContent = lineDiff(a.text, b.text);
+  }
+  async function save(e) {
+    e.preventDefault();
+    try {
+      const p = await api("PUT", `/v1/prompts/${encodeURIComponent(name.value.trim())}`, { text: text.value });
+      msg.textContent = `Saved version ${p.version} of ${p.name}.`;
+      load(); open(p.name);
+    } catch (err) { msg.textContent = err.message; }
+  }
+  const keyRole = el("select", { id: "key-role", "aria-label": "Role" }, ["viewer", "operator", "admin"].map(r => el("option", { value: r }, r)));
+  const keyName = el("input", { id: "key-name", placeholder: "what it is for", "aria-label": "Key name" });
+  const keyOut = el("p", { id: "key-out", role: "status" });
+  async function makeKey(e) {
+    e.preventDefault();
+    try {
+      const k = await api("POST", "/v1/keys", { role: keyRole.value, name: keyName.value.trim() });
+      keyOut.replaceChildren("New key (shown once): ", el("code", { id: "new-key" }, k.key), ` — ${k.role} of ${k.tenant}`);
+    } catch (err) { keyOut.textContent = err.message; }
+  }
+  main().replaceChildren(el("h1", {}, "Admin"),
+    el("div", { class: "card" }, el("h2", {}, "Prompts"), list,
+      el("form", { onsubmit: save }, el("div", { class: "row" }, name), text, el("div", { class: "row" }, el("button", { id: "btn-prompt-save", class: "primary", type: "submit" }, "Save a new version")), versions, diff, msg)),
+    el("div", { class: "card" }, el("h2", {}, "API keys"),
+      el("form", { class: "row", onsubmit: makeKey }, keyRole, keyName, el("button", { id: "btn-key", type: "submit" }, "Create key")), keyOut));
+  load();
+  return { stop() {} };
+}
+
+// lineDiff shows which lines two texts do not share (- old, + new).
+function lineDiff(a, b) {
+  const x = a.split("\n"), y = b.split("\n");
+  const n = x.length, m = y.length, L = Array.from({ length: n + 1 }, () => new Array(m + 1).fill(0));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i][j] = x[i] === y[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
+  const out = [];
+  let i = 0, j = 0;
+  while (i < n && j < m) {
+    if (x[i] === y[j]) { out.push("  " + x[i]); i++; j++; }
+    else if (L[i + 1][j] >= L[i][j + 1]) out.push("- " + x[i++]);
+    else out.push("+ " + y[j++]);
+  }
+  while (i < n) out.push("- " + x[i++]);
+  while (j < m) out.push("+ " + y[j++]);
+  return out.join("\n");
+}
+
 // ---- routing -------------------------------------------------------------
 
 function route() {
   if (current) current.stop();
   const h = location.hash || "#/";
   const m = h.match(/^#\/s\/([A-Za-z0-9_-]+)/);
-  current = m ? sessionView(m[1]) : listView();
+  current = m ? sessionView(m[1]) : h.startsWith("#/admin") ? adminView() : listView();
 }
 
 window.addEventListener("hashchange", route);
