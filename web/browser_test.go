@@ -400,3 +400,40 @@ func TestAdminPromptsAndKeys(t *testing.T) {
 		}
 	}
 }
+
+// Run the tests and fix them (the CLI's demo, watched in the browser): the
+// page shows the edit, the passing verification and the diff.
+func TestRunTestsAndFix(t *testing.T) {
+	b := newBrowser(t, "auto")
+	ws := filepath.Join(b.dir, "ws", "fix-test")
+	if out, err := exec.Command("cp", "-r", "../examples/scripts/fix-test", ws).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	script, err := filepath.Abs("../examples/scripts/fix-test.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(b.url+"/v1/sessions", "application/json", strings.NewReader(fmt.Sprintf(
+		`{"task":"Fix the failing test","model":"script:%s","workspace":"fix-test","verify":["go test ./..."]}`, script)))
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("create: %v %v", err, resp)
+	}
+	var c struct{ ID string }
+	json.NewDecoder(resp.Body).Decode(&c)
+	resp.Body.Close()
+	b.run(chromedp.Navigate(b.url+"/#/s/"+c.ID), chromedp.WaitVisible(chromedp.CSS(status("completed"))), chromedp.WaitVisible(chromedp.CSS("#verification")))
+	if v := b.text("#verification"); !strings.Contains(v, "pass") || !strings.Contains(v, "go test ./...") {
+		t.Fatalf("verification: %q", v)
+	}
+	b.run(chromedp.Click(chromedp.CSS("#changes summary")))
+	var diff string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if diff = b.text("#diff"); strings.Contains(diff, "+\treturn a + b") {
+			break
+		}
+	}
+	if !strings.Contains(diff, "-\treturn a - b") || !strings.Contains(diff, "+\treturn a + b") {
+		t.Fatalf("diff: %q", diff)
+	}
+	b.shot("run-tests-and-fix")
+}
