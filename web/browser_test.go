@@ -101,14 +101,34 @@ func (b *browser) fail(err error) {
 	b.t.Fatalf("%v\npage: %.2000s", err, html)
 }
 
-// text is an element's text.
+// text is an element's text ("" when there is none). It is read in one
+// step of the page's own JavaScript: the page re-renders as events
+// arrive, and a node looked up in one protocol call can be gone by the
+// next.
 func (b *browser) text(sel string) string {
 	b.t.Helper()
-	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q) || {}).textContent || ""`, sel)))
 	if err != nil {
 		b.fail(err)
 	}
 	return s
+}
+
+// click waits for an element and clicks it in one step of the page's
+// JavaScript (see text).
+func click(sel string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		if _, err := chromedp.WaitVisible(chromedp.CSS(sel))(ctx, t); err != nil {
+			return chromedp.Void{}, err
+		}
+		ok, err := chromedp.Evaluate[bool](fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e || e.disabled) return false; e.click(); return true })()`, sel))(ctx, t)
+		if err == nil && !ok {
+			err = fmt.Errorf("%s is gone or disabled", sel)
+		}
+		return chromedp.Void{}, err
+	}
 }
 
 // shot saves a screenshot to testdata/screenshots.
@@ -144,7 +164,7 @@ func (b *browser) start(task, model string) {
 		chromedp.WaitVisible(chromedp.CSS("#new-task")),
 		chromedp.SendKeys(chromedp.CSS("#new-task"), task),
 		chromedp.SetValue(chromedp.CSS("#new-model"), model),
-		chromedp.Click(chromedp.CSS("#new-start")),
+		click("#new-start"),
 		chromedp.WaitVisible(chromedp.CSS("#status")),
 	)
 }
@@ -195,7 +215,7 @@ func TestPauseResumeReloadTerminate(t *testing.T) {
 	}
 	b.start("Write thirty files, slowly", b.script(append(steps, `{"text":"done"}`)...))
 	b.run(chromedp.WaitVisible(chromedp.CSS(status("running"))), chromedp.WaitVisible(chromedp.CSS(`.iter[data-n="2"]`)))
-	b.run(chromedp.Click(chromedp.CSS("#btn-pause")), chromedp.WaitVisible(chromedp.CSS(status("paused"))))
+	b.run(click("#btn-pause"), chromedp.WaitVisible(chromedp.CSS(status("paused"))))
 	b.shot("session-paused")
 	var seqBefore string
 	b.run(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(status("paused"))))
@@ -203,13 +223,13 @@ func TestPauseResumeReloadTerminate(t *testing.T) {
 	if !strings.HasPrefix(seqBefore, "Step ") {
 		t.Fatalf("after a reload: %q", seqBefore)
 	}
-	b.run(chromedp.Click(chromedp.CSS("#btn-resume")), chromedp.WaitVisible(chromedp.CSS(status("running"))))
-	b.run(chromedp.Click(chromedp.CSS("#btn-terminate")), chromedp.WaitVisible(chromedp.CSS("#terminate")))
+	b.run(click("#btn-resume"), chromedp.WaitVisible(chromedp.CSS(status("running"))))
+	b.run(click("#btn-terminate"), chromedp.WaitVisible(chromedp.CSS("#terminate")))
 	b.shot("terminate-dialog")
 	var reason string
 	b.run(
-		chromedp.Click(chromedp.CSS(`#terminate input[value="different_approach"]`)),
-		chromedp.Click(chromedp.CSS("#term-ok")),
+		click(`#terminate input[value="different_approach"]`),
+		click("#term-ok"),
 		chromedp.WaitVisible(chromedp.CSS(status("terminated"))))
 	reason = b.text("#reason")
 	if reason != "different_approach" {
@@ -229,7 +249,7 @@ func TestApprovalFromThePage(t *testing.T) {
 	b.shot("approval-needed")
 	b.run(
 		chromedp.SetValue(chromedp.CSS("#approval-args"), `{"path":"hello.txt","content":"hello, edited"}`),
-		chromedp.Click(chromedp.CSS("#btn-approve")),
+		click("#btn-approve"),
 		chromedp.WaitVisible(chromedp.CSS(status("completed"))))
 	b.shot("approval-done")
 	var timeline string
@@ -261,12 +281,12 @@ func TestTwoTabsNarrowScreenAndDiff(t *testing.T) {
 	}
 	other := &browser{t: t, url: b.url, dir: b.dir, ctx: tab}
 	other.run(chromedp.EmulateViewport(390, 800), chromedp.Navigate(loc), chromedp.WaitVisible(chromedp.CSS(status("running"))))
-	b.run(chromedp.Click(chromedp.CSS("#btn-pause")))
+	b.run(click("#btn-pause"))
 	other.run(chromedp.WaitVisible(chromedp.CSS(status("paused"))))
 	other.shot("narrow-second-tab-paused")
-	other.run(chromedp.Click(chromedp.CSS("#btn-resume")))
+	other.run(click("#btn-resume"))
 	b.run(chromedp.WaitVisible(chromedp.CSS(status("running"))), chromedp.WaitVisible(chromedp.CSS(status("completed"))))
-	b.run(chromedp.Click(chromedp.CSS("#changes summary")), chromedp.WaitVisible(chromedp.CSS("#diff")))
+	b.run(click("#changes summary"), chromedp.WaitVisible(chromedp.CSS("#diff")))
 	var diff string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if diff = b.text("#diff"); strings.Contains(diff, "+line 11") {
@@ -296,7 +316,7 @@ func TestStuckSessionWaitsAndTakesAReply(t *testing.T) {
 		t.Fatalf("question %q", q)
 	}
 	b.shot("stuck-waiting")
-	b.run(chromedp.SendKeys(chromedp.CSS("#reply-text"), "The file does not exist; stop reading it."), chromedp.Click(chromedp.CSS("#btn-reply")),
+	b.run(chromedp.SendKeys(chromedp.CSS("#reply-text"), "The file does not exist; stop reading it."), click("#btn-reply"),
 		chromedp.WaitVisible(chromedp.CSS(`#status [data-status="running"], #status [data-status="completed"]`)),
 		chromedp.WaitVisible(chromedp.CSS(status("completed"))))
 	if a := b.text("#answer"); !strings.Contains(a, "does not exist") {
@@ -339,9 +359,10 @@ func TestTerminateReasons(t *testing.T) {
 	} {
 		b.start("Work until stopped: "+c.reason, model)
 		b.run(chromedp.WaitVisible(chromedp.CSS(status("running"))),
-			chromedp.Click(chromedp.CSS("#btn-terminate")), chromedp.WaitVisible(chromedp.CSS("#terminate")),
-			chromedp.Click(chromedp.CSS(`#terminate input[value="`+c.reason+`"]`)), chromedp.Click(chromedp.CSS("#term-ok")),
+			click("#btn-terminate"), chromedp.WaitVisible(chromedp.CSS("#terminate")),
+			click(`#terminate input[value="`+c.reason+`"]`), click("#term-ok"),
 			chromedp.WaitVisible(chromedp.CSS(status(c.status))))
+		b.run(chromedp.WaitVisible(chromedp.CSS("#reason")))
 		if got := b.text("#reason"); got == "" {
 			t.Errorf("%s: no reason shown", c.reason)
 		}
@@ -373,15 +394,15 @@ func TestAdminPromptsAndKeys(t *testing.T) {
 	b.run(chromedp.Navigate(b.url+"/#/admin"), chromedp.WaitVisible(chromedp.CSS("#prompt-name")),
 		chromedp.SendKeys(chromedp.CSS("#prompt-name"), "coder"),
 		chromedp.SendKeys(chromedp.CSS("#prompt-text"), "You write code.\nKeep it short."),
-		chromedp.Click(chromedp.CSS("#btn-prompt-save")))
+		click("#btn-prompt-save"))
 	// Saved, and the editor shows the stored version.
 	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(b.text("#prompt-versions"), "Version 1 of coder"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("first save: %q %q", b.text("#admin-msg"), b.text("#prompt-versions"))
 		}
 	}
-	b.run(chromedp.SetValue(chromedp.CSS("#prompt-text"), "You write careful code.\nKeep it short."), chromedp.Click(chromedp.CSS("#btn-prompt-save")),
-		chromedp.WaitVisible(chromedp.CSS("#btn-prompt-diff")), chromedp.Click(chromedp.CSS("#btn-prompt-diff")))
+	b.run(chromedp.SetValue(chromedp.CSS("#prompt-text"), "You write careful code.\nKeep it short."), click("#btn-prompt-save"),
+		chromedp.WaitVisible(chromedp.CSS("#btn-prompt-diff")), click("#btn-prompt-diff"))
 	var diff string
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if diff = b.text("#prompt-diff"); strings.Contains(diff, "+ You write careful code.") {
@@ -393,7 +414,7 @@ func TestAdminPromptsAndKeys(t *testing.T) {
 	}
 	b.shot("admin-prompt-versions")
 	// The local caller has no tenant: the page says what to do instead.
-	b.run(chromedp.Click(chromedp.CSS("#btn-key")))
+	b.run(click("#btn-key"))
 	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(b.text("#key-out"), "keys create"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("key: %q", b.text("#key-out"))
@@ -425,7 +446,7 @@ func TestRunTestsAndFix(t *testing.T) {
 	if v := b.text("#verification"); !strings.Contains(v, "pass") || !strings.Contains(v, "go test ./...") {
 		t.Fatalf("verification: %q", v)
 	}
-	b.run(chromedp.Click(chromedp.CSS("#changes summary")))
+	b.run(click("#changes summary"))
 	var diff string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if diff = b.text("#diff"); strings.Contains(diff, "+\treturn a + b") {
