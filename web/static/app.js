@@ -199,31 +199,14 @@ function sessionView(id) {
     return api("POST", "/v1/sessions/" + id + "/" + kind, body || {}).then(r => { toast(r.outcome || kind); refresh(); }).catch(e => toast(e.message));
   }
 
+  let top = null; // the header and approval cards, and what they show
   function render() {
     const s = state, running = s.status === "running", stopped = s.status === "paused" || s.status === "waiting";
-    const ended = ["completed", "failed", "terminated", "error"].includes(s.status);
-    const pct = s.max_iterations ? Math.min(100, Math.round(100 * s.current_iteration / s.max_iterations)) : 0;
-    const header = el("div", { class: "card" },
-      el("h1", {}, s.task),
-      el("div", { class: "row" }, el("span", { id: "status" }, badge(s.status)), s.reason ? el("span", { class: "muted", id: "reason" }, s.reason) : null,
-        el("span", { id: "step-text" }, `Step ${s.current_iteration} of ${s.max_iterations}`), el("span", { class: "muted", title: s.model || "" }, shortModel(s.model))),
-      el("div", { class: "progress", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": String(s.max_iterations), "aria-valuenow": String(s.current_iteration), "aria-label": "steps" }, el("div", { width: pct + "%" })),
-      s.detail ? el("p", { class: "muted" }, s.detail) : null,
-      s.question ? el("p", { id: "question" }, s.question) : null,
-      el("div", { class: "row" },
-        el("button", { id: "btn-pause", disabled: !running, onclick: () => control("pause", { reason: "paused from the dashboard" }) }, "Pause"),
-        el("button", { id: "btn-resume", disabled: !(stopped && !(s.pending_approvals || []).length), onclick: () => control("resume") }, "Resume"),
-        el("button", { id: "btn-terminate", class: "danger", disabled: ended, onclick: terminate }, "Terminate")),
-      ended ? null : el("form", { class: "row", onsubmit: e => { e.preventDefault(); const t = $("#reply-text").value.trim(); if (t) control("reply", { text: t }).then(() => { $("#reply-text").value = ""; }); } },
-        el("label", { for: "reply-text" }, s.status === "waiting" ? "Reply" : "Message to the agent"),
-        el("input", { id: "reply-text", size: "40" }), el("button", { id: "btn-reply", type: "submit" }, "Send")));
-    const approvals = (s.pending_approvals || []).map(p => el("div", { class: "card", id: "approval", "data-call": p.call_id },
-      el("h2", {}, "Approval needed: " + p.name),
-      el("label", { for: "approval-args" }, "Arguments"),
-      el("textarea", { id: "approval-args" }, JSON.stringify(p.input, null, 2)),
-      el("div", { class: "row" },
-        el("button", { id: "btn-approve", class: "primary", onclick: () => decide(p, true) }, "Approve"),
-        el("button", { id: "btn-deny", onclick: () => decide(p, false) }, "Deny"))));
+    // The controls are rebuilt only when what they show changed: a button
+    // a person is pressing is never swapped out under the pointer.
+    const sig = JSON.stringify([s.status, s.reason, s.detail, s.question, s.current_iteration, s.max_iterations, s.model, s.pending_approvals]);
+    if (!top || top.sig !== sig) top = { sig, nodes: controls(s, running, stopped) };
+    const [header, ...approvals] = top.nodes;
     const side = el("div", {},
       planCard(s.plan),
       el("div", { class: "card", id: "usage" }, el("h2", {}, "Usage"), el("dl", { class: "kv" },
@@ -251,6 +234,33 @@ function sessionView(id) {
     for (const d of main().querySelectorAll("details[data-key]")) if (open.has(d.dataset.key)) d.open = true;
     if ($("#reply-text")) $("#reply-text").value = typing;
     if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
+  }
+
+  function controls(s, running, stopped) {
+    const ended = ["completed", "failed", "terminated", "error"].includes(s.status);
+    const pct = s.max_iterations ? Math.min(100, Math.round(100 * s.current_iteration / s.max_iterations)) : 0;
+    const header = el("div", { class: "card" },
+      el("h1", {}, s.task),
+      el("div", { class: "row" }, el("span", { id: "status" }, badge(s.status)), s.reason ? el("span", { class: "muted", id: "reason" }, s.reason) : null,
+        el("span", { id: "step-text" }, `Step ${s.current_iteration} of ${s.max_iterations}`), el("span", { class: "muted", title: s.model || "" }, shortModel(s.model))),
+      el("div", { class: "progress", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": String(s.max_iterations), "aria-valuenow": String(s.current_iteration), "aria-label": "steps" }, el("div", { width: pct + "%" })),
+      s.detail ? el("p", { class: "muted" }, s.detail) : null,
+      s.question ? el("p", { id: "question" }, s.question) : null,
+      el("div", { class: "row" },
+        el("button", { id: "btn-pause", disabled: !running, onclick: () => control("pause", { reason: "paused from the dashboard" }) }, "Pause"),
+        el("button", { id: "btn-resume", disabled: !(stopped && !(s.pending_approvals || []).length), onclick: () => control("resume") }, "Resume"),
+        el("button", { id: "btn-terminate", class: "danger", disabled: ended, onclick: terminate }, "Terminate")),
+      ended ? null : el("form", { class: "row", onsubmit: e => { e.preventDefault(); const t = $("#reply-text").value.trim(); if (t) control("reply", { text: t }).then(() => { $("#reply-text").value = ""; }); } },
+        el("label", { for: "reply-text" }, s.status === "waiting" ? "Reply" : "Message to the agent"),
+        el("input", { id: "reply-text", size: "40" }), el("button", { id: "btn-reply", type: "submit" }, "Send")));
+    const approvals = (s.pending_approvals || []).map(p => el("div", { class: "card", id: "approval", "data-call": p.call_id },
+      el("h2", {}, "Approval needed: " + p.name),
+      el("label", { for: "approval-args" }, "Arguments"),
+      el("textarea", { id: "approval-args" }, JSON.stringify(p.input, null, 2)),
+      el("div", { class: "row" },
+        el("button", { id: "btn-approve", class: "primary", onclick: () => decide(p, true) }, "Approve"),
+        el("button", { id: "btn-deny", onclick: () => decide(p, false) }, "Deny"))));
+    return [header, ...approvals];
   }
 
   function iteration(it, isCurrent) {
