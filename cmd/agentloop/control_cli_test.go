@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -174,5 +176,40 @@ func TestDeleteSession(t *testing.T) {
 	}
 	if _, errOut, code := c.run("", "sessions", "delete", id); code == 0 || !strings.Contains(errOut, "not found") {
 		t.Fatalf("delete twice: %d %s", code, errOut)
+	}
+}
+
+// resume and recover from a second process while the first runs the
+// session: the second refuses or leaves it alone, the first finishes, and
+// no model call or command runs twice.
+func TestSecondProcessCannotTakeALiveSession(t *testing.T) {
+	c := newCLI(t)
+	ws := t.TempDir()
+	var steps []string
+	for i := 1; i <= 8; i++ {
+		steps = append(steps, fmt.Sprintf(`{"tool_calls":[{"name":"execute_command","arguments":{"command":"echo %d >> ran.txt"}}],"delay":"200ms"}`, i))
+	}
+	steps = append(steps, `{"text":"all steps done"}`)
+	a := c.start("run", "--yes", "--max-iterations", "20", "--model", "script:"+writeSteps(t, steps...), "--dir", ws, "run the steps")
+	id := waitForStatus(t, c, "running", a)
+
+	out, errOut, code := c.run("", "sessions", "resume", id)
+	if code == 0 || !strings.Contains(out+errOut, "already running") {
+		t.Fatalf("resume of a live session: exit %d\n%s\n%s", code, out, errOut)
+	}
+	_, errOut, code = c.run("", "sessions", "recover")
+	if code != 0 || !strings.Contains(errOut, "no session was left running") {
+		t.Fatalf("recover with a live session: exit %d\n%s", code, errOut)
+	}
+	if code := a.wait(t); code != exitCompleted {
+		t.Fatalf("the first process exited %d\n%s", code, a.err.String())
+	}
+	events, _, _ := c.run("", "sessions", "show", "--events", id)
+	if n := strings.Count(events, `"type":"model.responded"`); n != 9 {
+		t.Fatalf("%d model replies, want 9 (one per script step)", n)
+	}
+	b, _ := os.ReadFile(filepath.Join(ws, "ran.txt"))
+	if lines := strings.Count(string(b), "\n"); lines != 8 {
+		t.Fatalf("the commands ran %d times, want 8:\n%s", lines, b)
 	}
 }
