@@ -458,3 +458,29 @@ func TestRunTestsAndFix(t *testing.T) {
 	}
 	b.shot("run-tests-and-fix")
 }
+
+// The form starts a session from a conversation, with labels.
+func TestStartFromAConversation(t *testing.T) {
+	b := newBrowser(t, "auto")
+	model := b.script(`{"text":"Paris.","expect":{"last_message_contains":"capital of France"}}`)
+	b.run(chromedp.Navigate(b.url+"/#/"), chromedp.WaitVisible(chromedp.CSS("#new-task")),
+		chromedp.SetValue(chromedp.CSS("#new-model"), model),
+		click("#new-more summary"),
+		chromedp.SetValue(chromedp.CSS("#new-messages"), `[{"role":"system","content":"Answer in one word."},{"role":"user","content":"What is the capital of France?"}]`),
+		chromedp.SetValue(chromedp.CSS("#new-labels"), "team=geo, env=test"),
+		click("#new-start"),
+		chromedp.WaitVisible(chromedp.CSS(status("completed"))))
+	if a := b.text("#answer"); !strings.Contains(a, "Paris.") {
+		t.Fatalf("answer %q", a)
+	}
+	b.run(chromedp.Navigate(b.url+"/#/?label=team%3Dgeo"), chromedp.WaitVisible(chromedp.CSS(`#sessions tr[data-id]`)))
+	b.shot("started-from-conversation")
+	// Bad JSON is refused on the page, before anything is sent.
+	b.run(chromedp.Navigate(b.url+"/#/"), chromedp.WaitVisible(chromedp.CSS("#new-task")), click("#new-more summary"),
+		chromedp.SetValue(chromedp.CSS("#new-messages"), `[{"role":`), click("#new-start"))
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(b.text("#new-error"), "not valid JSON"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("error shown: %q", b.text("#new-error"))
+		}
+	}
+}

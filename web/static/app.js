@@ -115,13 +115,22 @@ function listView() {
   const form = el("form", { class: "new card", id: "new-session", onsubmit: startSession },
     el("h2", {}, "Start a session"),
     el("label", { for: "new-task" }, "Task"),
-    el("textarea", { id: "new-task", required: true, placeholder: "What should the agent do?" }),
+    el("textarea", { id: "new-task", placeholder: "What should the agent do?" }),
     el("div", { class: "row" },
       el("label", {}, "Model", el("input", { id: "new-model", placeholder: "server default" })),
       el("label", {}, "Mode", el("select", { id: "new-mode" }, ["tools", "thinking", "flash", "self-reasoning"].map(m => el("option", { value: m }, m)))),
       el("label", {}, "Workspace", el("input", { id: "new-workspace", placeholder: "a new directory" })),
       el("label", {}, "Max steps", el("input", { id: "new-max", type: "number", min: "1", max: "200", placeholder: "15" })),
       el("label", {}, "Approval", el("select", { id: "new-approval" }, el("option", { value: "" }, "server default"), el("option", { value: "auto" }, "run tools without asking"), el("option", { value: "ask" }, "ask before changes")))),
+    el("details", { id: "new-more" }, el("summary", {}, "More: profile, limits, a conversation to start from"),
+      el("div", { class: "row" },
+        el("label", {}, "Profile", el("input", { id: "new-profile", placeholder: "server default" })),
+        el("label", {}, "Timeout", el("input", { id: "new-timeout", placeholder: "30m" })),
+        el("label", {}, "Token budget", el("input", { id: "new-budget-tokens", type: "number", min: "0" })),
+        el("label", {}, "Cost budget ($)", el("input", { id: "new-budget-usd", type: "number", min: "0", step: "0.01" })),
+        el("label", {}, "Labels (k=v, …)", el("input", { id: "new-labels", placeholder: "team=red" }))),
+      el("label", { for: "new-messages" }, "Conversation (JSON array of {role, content}; replaces the task)"),
+      el("textarea", { id: "new-messages", placeholder: '[{"role":"user","content":"…"}]' })),
     el("div", { class: "row" }, el("button", { class: "primary", id: "new-start", type: "submit" }, "Start"), el("span", { id: "new-error", class: "error", role: "alert" })));
   main().replaceChildren(
     el("h1", {}, "Sessions"),
@@ -165,8 +174,23 @@ function listView() {
 
 async function startSession(ev) {
   ev.preventDefault();
-  const body = { task: $("#new-task").value.trim() };
+  const body = {};
   const v = id => $(id).value.trim();
+  if (v("#new-messages")) {
+    try { body.messages = JSON.parse(v("#new-messages")); }
+    catch (e) { $("#new-error").textContent = "The conversation is not valid JSON: " + e.message; return; }
+  } else body.task = v("#new-task");
+  if (v("#new-profile")) body.profile = v("#new-profile");
+  if (v("#new-timeout")) body.timeout = v("#new-timeout");
+  if (v("#new-budget-tokens")) body.budget_tokens = Number(v("#new-budget-tokens"));
+  if (v("#new-budget-usd")) body.budget_usd = Number(v("#new-budget-usd"));
+  if (v("#new-labels")) {
+    body.labels = {};
+    for (const pair of v("#new-labels").split(",")) {
+      const [k, ...rest] = pair.split("=");
+      if (k.trim()) body.labels[k.trim()] = rest.join("=").trim();
+    }
+  }
   if (v("#new-model")) body.model = v("#new-model");
   if (v("#new-mode") !== "tools") body.mode = v("#new-mode");
   if (v("#new-workspace")) body.workspace = v("#new-workspace");
