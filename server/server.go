@@ -16,6 +16,8 @@
 //	GET    /v1/events                        the tenant's sessions as a live stream of summaries (SSE)
 //	GET    /v1/prompts, GET|PUT /v1/prompts/{name}  versioned system prompts (PUT: admin)
 //	POST   /v1/keys                          a new API key for the admin's tenant
+//	GET    /v1/keys                          the tenant's keys (never their secrets)
+//	DELETE /v1/keys/{id}                     revoke a key
 //	GET    /healthz, /readyz
 //
 // Sessions never depend on a connection: they run under the server's
@@ -131,6 +133,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/sessions/{id}/events", s.auth(s.events))
 	m.HandleFunc("GET /v1/events", s.auth(s.summaries))
 	m.HandleFunc("POST /v1/keys", s.auth(s.createKey))
+	m.HandleFunc("GET /v1/keys", s.auth(s.listKeys))
+	m.HandleFunc("DELETE /v1/keys/{id}", s.auth(s.deleteKey))
 	m.HandleFunc("GET /v1/prompts", s.auth(s.listPrompts))
 	m.HandleFunc("GET /v1/prompts/{name}", s.auth(s.getPrompt))
 	m.HandleFunc("PUT /v1/prompts/{name}", s.auth(s.putPrompt))

@@ -58,7 +58,7 @@ func newAPI(t *testing.T, requireKeys bool) *api {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	a := &api{t: t, url: srv.URL, st: st, dir: dir, keys: map[string]string{}}
-	for _, k := range []struct{ tenant, role string }{{"acme", "operator"}, {"acme", "viewer"}, {"globex", "operator"}} {
+	for _, k := range []struct{ tenant, role string }{{"acme", "operator"}, {"acme", "viewer"}, {"globex", "operator"}, {"globex", "admin"}} {
 		secret, rec, err := server.NewKey(k.tenant, k.role, "test", time.Now())
 		if err != nil {
 			t.Fatal(err)
@@ -511,6 +511,33 @@ func TestPromptsAreVersionedAndRecorded(t *testing.T) {
 	}
 	if code, _, _ := a.do("POST", "/v1/sessions", k.Key, `{"task":"x"}`); code != 403 {
 		t.Fatalf("the new viewer key starting: %d", code)
+	}
+	// The admin lists its tenant's keys (no secrets, no hashes, no other
+	// tenant's) and revokes the new one: it stops working at once.
+	code, out, _ = a.do("GET", "/v1/keys", secret, "")
+	if code != 200 || !strings.Contains(out, `"name":"dashboard"`) || strings.Contains(out, "globex") ||
+		strings.Contains(out, k.Key) || strings.Contains(out, "hash") {
+		t.Fatalf("listing keys: %d %s", code, out)
+	}
+	var list struct{ Keys []struct{ ID, Name string } }
+	json.Unmarshal([]byte(out), &list)
+	var newID string
+	for _, l := range list.Keys {
+		if l.Name == "dashboard" {
+			newID = l.ID
+		}
+	}
+	if code, _, _ := a.do("GET", "/v1/keys", op, ""); code != 403 {
+		t.Fatalf("an operator listing keys: %d", code)
+	}
+	if code, _, _ := a.do("DELETE", "/v1/keys/"+newID, a.keys["admin@globex"], ""); code != 404 {
+		t.Fatalf("another tenant's admin revoking: %d", code)
+	}
+	if code, out, _ := a.do("DELETE", "/v1/keys/"+newID, secret, ""); code != 204 {
+		t.Fatalf("revoking: %d %s", code, out)
+	}
+	if code, _, _ := a.do("GET", "/v1/sessions/"+id, k.Key, ""); code != 401 {
+		t.Fatalf("a revoked key reading: %d", code)
 	}
 }
 

@@ -21,4 +21,11 @@ type Keys interface {
 	CreateKey(ctx context.Context, k Key) error
 	// KeyByHash returns the key with this hash, or ErrNotFound (wrapped).
 	KeyByHash(ctx context.Context, hash string) (Key, error)
+	// ListKeys returns a tenant's keys, oldest first; tenant "" lists
+	// every tenant's.
+	ListKeys(ctx context.Context, tenant string) ([]Key, error)
+	// DeleteKey revokes key id of tenant (any tenant when tenant is ""):
+	// it authenticates nothing from then on. ErrNotFound (wrapped) when
+	// there is no such key.
+	DeleteKey(ctx context.Context, tenant, id string) error
 }

@@ -413,13 +413,46 @@ func TestAdminPromptsAndKeys(t *testing.T) {
 		t.Fatalf("version diff: %q", diff)
 	}
 	b.shot("admin-prompt-versions")
-	// The local caller has no tenant: the page says what to do instead.
+	// Keys: without a tenant the local admin is told to name one; with one
+	// the key is made, shown once and listed; revoked, it opens nothing.
 	b.run(click("#btn-key"))
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(b.text("#key-out"), "keys create"); time.Sleep(50 * time.Millisecond) {
+	b.waitText("#key-out", "say which tenant")
+	b.run(chromedp.SendKeys(chromedp.CSS("#key-name"), "ci bot"), chromedp.SendKeys(chromedp.CSS("#key-tenant"), "acme"),
+		chromedp.SetValue(chromedp.CSS("#key-role"), "operator"), click("#btn-key"))
+	b.waitText("#key-out", "operator of acme")
+	secret := b.text("#new-key")
+	b.waitText("#keys", "ci bot")
+	if code := getStatus(t, b.url+"/v1/sessions", secret); code != 200 {
+		t.Fatalf("the new key listing sessions: %d", code)
+	}
+	b.shot("admin-keys")
+	b.run(click("#keys [data-revoke]"), click("#keys [data-confirm-revoke]"))
+	b.waitText("#key-out", "Revoked")
+	b.waitText("#keys", "No keys yet")
+	if code := getStatus(t, b.url+"/v1/sessions", secret); code != 401 {
+		t.Fatalf("the revoked key listing sessions: %d", code)
+	}
+}
+
+// waitText waits until an element's text contains want.
+func (b *browser) waitText(sel, want string) {
+	b.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(b.text(sel), want); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("key: %q", b.text("#key-out"))
+			b.fail(fmt.Errorf("%s never said %q; it says %q", sel, want, b.text(sel)))
 		}
 	}
+}
+
+func getStatus(t *testing.T, url, key string) int {
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // Run the tests and fix them (the CLI's demo, watched in the browser): the

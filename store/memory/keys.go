@@ -3,6 +3,8 @@ package memory
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/agentloop/agentloop/store"
 )
@@ -32,4 +34,36 @@ func (s *Store) KeyByHash(ctx context.Context, hash string) (store.Key, error) {
 		return store.Key{}, fmt.Errorf("api key: %w", store.ErrNotFound)
 	}
 	return k, nil
+}
+
+// ListKeys returns a tenant's keys (every tenant's for ""), oldest first.
+func (s *Store) ListKeys(ctx context.Context, tenant string) ([]store.Key, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []store.Key
+	for _, k := range s.keys {
+		if tenant == "" || k.Tenant == tenant {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Key) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// DeleteKey revokes a key.
+func (s *Store) DeleteKey(ctx context.Context, tenant, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for h, k := range s.keys {
+		if k.ID == id && (tenant == "" || k.Tenant == tenant) {
+			delete(s.keys, h)
+			return nil
+		}
+	}
+	return fmt.Errorf("api key %s: %w", id, store.ErrNotFound)
 }

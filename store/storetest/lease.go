@@ -261,6 +261,45 @@ func (s Suite) testKeys(t *testing.T) {
 	if err := st.CreateKey(ctx, store.Key{ID: "k2", Hash: "abc123", Tenant: "x", Role: "viewer", CreatedAt: base}); err == nil {
 		t.Fatal("a second key with the same hash was stored")
 	}
+	st.CreateKey(ctx, store.Key{ID: "k0", Hash: "def", Tenant: "acme", Role: "admin", CreatedAt: base.Add(-time.Hour)})
+	st.CreateKey(ctx, store.Key{ID: "k3", Hash: "ghi", Tenant: "globex", Role: "viewer", CreatedAt: base.Add(time.Hour)})
+	ids := func(tenant string) string {
+		t.Helper()
+		list, err := st.ListKeys(ctx, tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, k := range list {
+			if k.Hash == "" || k.CreatedAt.IsZero() {
+				t.Fatalf("listed key without hash or time: %+v", k)
+			}
+			out = append(out, k.ID)
+		}
+		return strings.Join(out, " ")
+	}
+	if got := ids("acme"); got != "k0 k1" {
+		t.Fatalf("acme's keys: %q", got)
+	}
+	if got := ids(""); got != "k0 k1 k3" {
+		t.Fatalf("every key: %q", got)
+	}
+	// A tenant cannot revoke another's key.
+	if err := st.DeleteKey(ctx, "acme", "k3"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("revoking globex's key as acme: %v", err)
+	}
+	if err := st.DeleteKey(ctx, "acme", "k1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.KeyByHash(ctx, "abc123"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a revoked key still authenticates: %v", err)
+	}
+	if err := st.DeleteKey(ctx, "", "k3"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(""); got != "k0" {
+		t.Fatalf("after revoking: %q", got)
+	}
 }
 
 func (s Suite) testPrompts(t *testing.T) {

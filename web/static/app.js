@@ -398,19 +398,50 @@ function adminView() {
   }
   const keyRole = el("select", { id: "key-role", "aria-label": "Role" }, ["viewer", "operator", "admin"].map(r => el("option", { value: r }, r)));
   const keyName = el("input", { id: "key-name", placeholder: "what it is for", "aria-label": "Key name" });
+  const keyTenant = el("input", { id: "key-tenant", placeholder: "tenant (local admin only)", "aria-label": "Tenant of the new key" });
   const keyOut = el("p", { id: "key-out", role: "status" });
+  const keyList = el("table", { id: "keys" });
+  async function loadKeys() {
+    try {
+      const d = await api("GET", "/v1/keys");
+      keyList.replaceChildren(el("thead", {}, el("tr", {}, ...["Key", "Tenant", "Role", "Name", "Created", ""].map(h => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, ...d.keys.map(keyRow)));
+      if (!d.keys.length) keyList.replaceChildren(el("caption", { class: "muted" }, "No keys yet."));
+    } catch (e) { keyList.replaceChildren(el("caption", { class: "muted" }, e.message)); }
+  }
+  function keyRow(k) {
+    const cell = el("td", {});
+    const ask = () => cell.replaceChildren(`Revoke ${k.id}? `,
+      el("button", { class: "danger", "data-confirm-revoke": k.id, type: "button", onclick: () => revoke(k.id) }, "Yes, revoke"), " ",
+      el("button", { type: "button", onclick: () => cell.replaceChildren(revokeBtn) }, "Cancel"));
+    const revokeBtn = el("button", { "data-revoke": k.id, type: "button", "aria-label": `Revoke key ${k.id}`, onclick: ask }, "Revoke");
+    cell.append(revokeBtn);
+    return el("tr", { "data-key-id": k.id }, el("td", {}, el("code", {}, k.id)), el("td", {}, k.tenant), el("td", {}, k.role), el("td", {}, k.name || ""),
+      el("td", {}, new Date(k.created_at).toLocaleString()), cell);
+  }
+  async function revoke(id) {
+    try {
+      await api("DELETE", `/v1/keys/${encodeURIComponent(id)}`);
+      keyOut.textContent = `Revoked ${id}: it no longer opens anything.`;
+    } catch (err) { keyOut.textContent = err.message; }
+    loadKeys();
+  }
   async function makeKey(e) {
     e.preventDefault();
     try {
-      const k = await api("POST", "/v1/keys", { role: keyRole.value, name: keyName.value.trim() });
+      const body = { role: keyRole.value, name: keyName.value.trim() };
+      if (keyTenant.value.trim()) body.tenant = keyTenant.value.trim();
+      const k = await api("POST", "/v1/keys", body);
       keyOut.replaceChildren("New key (shown once): ", el("code", { id: "new-key" }, k.key), ` — ${k.role} of ${k.tenant}`);
+      loadKeys();
     } catch (err) { keyOut.textContent = err.message; }
   }
   main().replaceChildren(el("h1", {}, "Admin"),
     el("div", { class: "card" }, el("h2", {}, "Prompts"), list,
       el("form", { onsubmit: save }, el("div", { class: "row" }, name), text, el("div", { class: "row" }, el("button", { id: "btn-prompt-save", class: "primary", type: "submit" }, "Save a new version")), versions, diff, msg)),
-    el("div", { class: "card" }, el("h2", {}, "API keys"),
-      el("form", { class: "row", onsubmit: makeKey }, keyRole, keyName, el("button", { id: "btn-key", type: "submit" }, "Create key")), keyOut));
+    el("div", { class: "card" }, el("h2", {}, "API keys"), keyList,
+      el("form", { class: "row", onsubmit: makeKey }, keyRole, keyName, keyTenant, el("button", { id: "btn-key", type: "submit" }, "Create key")), keyOut));
+  loadKeys();
   load();
   return { stop() {} };
 }
