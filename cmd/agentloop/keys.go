@@ -2,34 +2,55 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"text/tabwriter"
 	"time"
 
 	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/server"
+	"github.com/agentloop/agentloop/store"
 )
+
+const keysUsage = `Usage:
+  agentloop keys create --tenant NAME --role admin|operator|viewer [--name TEXT] [--db PATH]
+  agentloop keys list [--tenant NAME] [--db PATH]
+  agentloop keys revoke [--db PATH] KEY_ID
+
+create prints a new API key once; only its hash is stored. list shows the
+keys (never their secrets); revoke stops a key from opening anything.`
 
 // cmdKeys manages the server's API keys.
 func cmdKeys(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "create" {
-		fmt.Fprintln(stderr, "Usage: agentloop keys create --tenant NAME --role admin|operator|viewer [--name TEXT] [--db PATH]\n\nPrints a new API key once; only its hash is stored.")
-		if len(args) == 0 {
-			return exitUsage
-		}
-		if args[0] == "-h" || args[0] == "--help" {
-			return 0
-		}
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, keysUsage)
 		return exitUsage
 	}
+	switch args[0] {
+	case "create":
+		return keysCreate(args[1:], stdout, stderr)
+	case "list":
+		return keysList(args[1:], stdout, stderr)
+	case "revoke":
+		return keysRevoke(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, keysUsage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "agentloop keys: unknown command %q\n\n%s\n", args[0], keysUsage)
+	return exitUsage
+}
+
+func keysCreate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("keys create", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := dbFlag(fs)
 	tenant := fs.String("tenant", "", "the tenant the key acts for")
 	role := fs.String("role", "operator", "viewer (reads), operator (starts and controls sessions) or admin")
 	name := fs.String("name", "", "what the key is for")
-	if code, ok := parseFlags(fs, args[1:]); !ok {
+	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	secret, k, err := server.NewKey(*tenant, *role, *name, time.Now().UTC())
@@ -47,5 +68,62 @@ func cmdKeys(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "key %s for tenant %s, role %s (shown once; keep it secret):\n", k.ID, k.Tenant, k.Role)
 	fmt.Fprintln(stdout, secret)
+	return 0
+}
+
+func keysList(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("keys list", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := dbFlag(fs)
+	tenant := fs.String("tenant", "", "only this tenant's keys")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	st, err := assemble.OpenSQLite(*db)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer st.Close()
+	keys, err := st.ListKeys(context.Background(), *tenant)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if len(keys) == 0 {
+		fmt.Fprintln(stderr, "no keys (make one with agentloop keys create --tenant NAME --role operator)")
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTENANT\tROLE\tNAME\tCREATED")
+	for _, k := range keys {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Tenant, k.Role, k.Name, k.CreatedAt.Local().Format(time.DateTime))
+	}
+	tw.Flush()
+	return 0
+}
+
+func keysRevoke(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("keys revoke", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := dbFlag(fs)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "agentloop keys revoke: name one key id (agentloop keys list shows them)")
+		return exitUsage
+	}
+	st, err := assemble.OpenSQLite(*db)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer st.Close()
+	id := fs.Arg(0)
+	if err := st.DeleteKey(context.Background(), "", id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return fail(stderr, "no key %s (agentloop keys list shows them)", id)
+		}
+		return fail(stderr, "%v", err)
+	}
+	fmt.Fprintf(stderr, "revoked %s\n", id)
 	return 0
 }
