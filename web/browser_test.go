@@ -517,3 +517,59 @@ func TestStartFromAConversation(t *testing.T) {
 		}
 	}
 }
+
+// The multi-step refactor (seed 000): read a class component, rewrite it
+// as a function, check the file, answer. A person opens step 2's details
+// (the full write_file arguments and its result), reloads, and the same
+// step is still open.
+func TestMultiStepRefactorWithStepDetails(t *testing.T) {
+	b := newBrowser(t, "auto")
+	ws := filepath.Join(b.dir, "ws", "app")
+	os.MkdirAll(filepath.Join(ws, "src"), 0o755)
+	class := "import React from 'react';\n\nexport class App extends React.Component {\n  render() {\n    return <h1>Hello</h1>;\n  }\n}\n"
+	functional := "import React from 'react';\n\nexport function App() {\n  return <h1>Hello</h1>;\n}\n"
+	if err := os.WriteFile(filepath.Join(ws, "src", "app.tsx"), []byte(class), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := func(v any) string { j, _ := json.Marshal(v); return string(j) }
+	model := b.script(
+		`{"text":"Reading the component first.","tool_calls":[{"name":"read_file","arguments":{"path":"src/app.tsx"}}]}`,
+		`{"text":"App is a class component with only render(); rewriting it as a function.","tool_calls":[{"name":"write_file","arguments":`+args(map[string]string{"path": "src/app.tsx", "content": functional})+`}]}`,
+		`{"text":"Checking that no class component is left.","tool_calls":[{"name":"execute_command","arguments":{"command":"grep -c 'extends React.Component' src/app.tsx || echo none left"}}]}`,
+		`{"text":"src/app.tsx now exports App as a function component; no class components are left.","finish_reason":"stop"}`,
+	)
+	resp, err := http.Post(b.url+"/v1/sessions", "application/json", strings.NewReader(fmt.Sprintf(
+		`{"task":"Refactor src/app.tsx to use functional components","model":%q,"workspace":"app"}`, model)))
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("create: %v %v", err, resp)
+	}
+	var c struct{ ID string }
+	json.NewDecoder(resp.Body).Decode(&c)
+	resp.Body.Close()
+	b.run(chromedp.Navigate(b.url+"/#/s/"+c.ID), chromedp.WaitVisible(chromedp.CSS(status("completed"))))
+	if got, _ := os.ReadFile(filepath.Join(ws, "src", "app.tsx")); string(got) != functional {
+		t.Fatalf("the file after the session:\n%s", got)
+	}
+	if tl := b.text("#timeline"); !strings.Contains(tl, "Step 4") || !strings.Contains(tl, "none left") && !strings.Contains(tl, "execute_command") {
+		t.Fatalf("timeline: %q", tl)
+	}
+	b.waitText("#answer", "function component")
+	b.run(click(`[data-details="2"]`))
+	b.waitText("#iteration", "Step 2")
+	panel := b.text("#iteration")
+	for _, want := range []string{"write_file — success", "export function App() {\n  return", "rewriting it as a function", "Tokens"} {
+		if !strings.Contains(panel, want) {
+			t.Fatalf("step 2's details lack %q: %q", want, panel)
+		}
+	}
+	b.shot("refactor-step-details")
+	// Reload: the address keeps the step, the panel comes back.
+	b.run(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#iteration")))
+	b.waitText("#iteration", "export function App()")
+	b.run(click("#btn-iteration-close"))
+	for deadline := time.Now().Add(5 * time.Second); b.text("#iteration") != ""; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the details panel did not close")
+		}
+	}
+}

@@ -208,6 +208,15 @@ function sessionView(id) {
   const ctl = new AbortController();
   let state = null, refreshing = null, again = false, live = "";
   const announced = new Set();
+  // The selected step's details panel; kept in the address so a reload
+  // shows the same step.
+  let selected = Number(new URLSearchParams(location.hash.split("?")[1] || "").get("step")) || 0;
+  function select(n) {
+    selected = n;
+    history.replaceState(null, "", "#/s/" + id + (n ? "?step=" + n : ""));
+    render();
+    if (n && $("#iteration")) $("#iteration").focus();
+  }
 
   async function refresh() {
     if (refreshing) { again = true; return; }
@@ -232,6 +241,7 @@ function sessionView(id) {
     if (!top || top.sig !== sig) top = { sig, nodes: controls(s, running, stopped) };
     const [header, ...approvals] = top.nodes;
     const side = el("div", {},
+      iterationPanel((s.iterations || []).find(it => it.number === selected)),
       planCard(s.plan),
       el("div", { class: "card", id: "usage" }, el("h2", {}, "Usage"), el("dl", { class: "kv" },
         el("dt", {}, "Model calls"), el("dd", {}, String(s.interaction_count)),
@@ -293,10 +303,45 @@ function sessionView(id) {
     const tools = (it.tool_calls || []).map(c => el("details", { class: "tool" + (c.status === "error" ? " err" : ""), "data-key": "tool-" + c.id },
       el("summary", {}, `${c.tool_name} ${cut(JSON.stringify(c.input), 120)} — ${c.status}${c.duration ? ", " + fmtDur(c.duration) : ""}`),
       el("pre", {}, cut(c.output, 20000))));
-    return el("div", { class: "iter" + (isCurrent ? " current" : ""), "data-n": String(it.number) },
-      el("h3", {}, `Step ${it.number} · ${it.status}${it.duration ? " · " + fmtDur(it.duration) : ""} · ${(it.usage.input_tokens || 0) + (it.usage.output_tokens || 0)} tokens`),
+    return el("div", { class: "iter" + (isCurrent ? " current" : "") + (it.number === selected ? " selected" : ""), "data-n": String(it.number) },
+      el("h3", {}, `Step ${it.number} · ${it.status}${it.duration ? " · " + fmtDur(it.duration) : ""} · ${(it.usage.input_tokens || 0) + (it.usage.output_tokens || 0)} tokens `,
+        el("button", { class: "link", "data-details": String(it.number), "aria-label": `Details of step ${it.number}`, "aria-pressed": String(it.number === selected), onclick: () => select(it.number === selected ? 0 : it.number) }, it.number === selected ? "Hide details" : "Details")),
       it.error ? el("p", { class: "error" }, it.error) : null, msgs, tools,
       isCurrent && live ? el("div", { class: "live", id: "live" }, live) : null);
+  }
+
+  // argList shows each argument on its own, strings as written (a file's
+  // content reads as the file, not as an escaped JSON string).
+  function argList(input) {
+    if (!input || typeof input !== "object" || Array.isArray(input)) return el("pre", { "aria-label": "arguments" }, JSON.stringify(input, null, 2));
+    return el("dl", { class: "args", "aria-label": "arguments" }, Object.entries(input).map(([k, v]) =>
+      [el("dt", {}, k), el("dd", {}, el("pre", {}, typeof v === "string" ? v : JSON.stringify(v, null, 2)))]).flat());
+  }
+
+  // iterationPanel is everything recorded about one step: each message
+  // (tool results and nudges too), each tool call in full, usage, errors.
+  function iterationPanel(it) {
+    if (!it) return null;
+    const u = it.usage || {};
+    const calls = (it.tool_calls || []).map(c => el("div", { class: "tool-detail" + (c.status === "error" ? " err" : "") },
+      el("h4", {}, `${c.tool_name} — ${c.status}${c.duration ? ", " + fmtDur(c.duration) : ""}`),
+      argList(c.input),
+      c.error ? el("p", { class: "error" }, c.error) : null,
+      el("div", { class: "muted small" }, "result"), el("pre", { "aria-label": "output" }, c.output || "(no output)"),
+      (c.modified || []).length ? el("p", { class: "muted" }, "Changed: " + c.modified.map(m => m.path).join(", ")) : null));
+    const msgs = (it.messages || []).map(m => el("div", { class: "msg " + m.role },
+      el("span", { class: "muted" }, `${m.role}${m.kind ? " · " + m.kind : ""}${m.tool_call_id ? " · " + m.tool_call_id : ""}: `), m.content || "(empty)"));
+    return el("div", { class: "card", id: "iteration", tabindex: "-1", "aria-label": `Details of step ${it.number}` },
+      el("div", { class: "row" }, el("h2", {}, `Step ${it.number}`), el("button", { class: "link", id: "btn-iteration-close", onclick: () => select(0) }, "Close")),
+      el("dl", { class: "kv" },
+        el("dt", {}, "Status"), el("dd", {}, it.status),
+        el("dt", {}, "Started"), el("dd", {}, fmtTime(it.started_at)),
+        el("dt", {}, "Duration"), el("dd", {}, it.duration ? fmtDur(it.duration) : "—"),
+        el("dt", {}, "Tokens"), el("dd", {}, `${u.input_tokens || 0} in + ${u.output_tokens || 0} out` + (u.cache_read_tokens ? ` (${u.cache_read_tokens} cached)` : "")),
+        el("dt", {}, "Cost"), el("dd", {}, fmtCost(it.cost_usd || 0))),
+      it.error ? el("p", { class: "error" }, it.error) : null,
+      el("h3", {}, "Messages"), msgs.length ? msgs : el("p", { class: "muted" }, "None yet."),
+      el("h3", {}, `Tool calls (${calls.length})`), calls);
   }
 
   function loadDiff(details) {
