@@ -35,7 +35,10 @@ async function stream(path, lastId, onEvent, signal) {
       const h = headers({ Accept: "text/event-stream" });
       if (lastId) h["Last-Event-ID"] = String(lastId);
       const resp = await fetch(path, { headers: h, signal });
+      // A server starting or stopping answers 5xx for a moment: retry.
+      if (resp.status >= 500) throw new Error("HTTP " + resp.status);
       if (!resp.ok) { onEvent("error", { detail: "HTTP " + resp.status }); return; }
+      connected(true);
       const reader = resp.body.getReader();
       const dec = new TextDecoder();
       let buf = "";
@@ -61,9 +64,19 @@ async function stream(path, lastId, onEvent, signal) {
       attempt = 0;
     } catch (e) {
       if (signal.aborted) return;
+      connected(false); // a stream that ended cleanly is just reopened
     }
     await new Promise(r => setTimeout(r, Math.min(5000, 300 * (attempt + 1))));
   }
+}
+
+// connected shows, in the top bar, whether the live streams reach the
+// server; while they do not, the page retries and says so.
+function connected(ok) {
+  const c = $("#conn");
+  if (!c) return;
+  c.hidden = ok;
+  c.textContent = ok ? "" : "Connection to the server lost — reconnecting…";
 }
 
 // ---- helpers ------------------------------------------------------------
