@@ -43,11 +43,13 @@ type Summary struct {
 	Status    Status     `json:"status"`
 	Reason    StopReason `json:"reason,omitempty"`
 	Iteration int        `json:"iteration"`
-	Tokens    int        `json:"tokens"`
-	CostUSD   float64    `json:"cost_usd,omitempty"`
-	CreatedAt time.Time  `json:"created_at"`
-	UpdatedAt time.Time  `json:"updated_at"`
-	LastSeq   int64      `json:"last_seq"`
+	// MaxIterations is the session's step limit (0 when none was recorded).
+	MaxIterations int       `json:"max_iterations,omitempty"`
+	Tokens        int       `json:"tokens"`
+	CostUSD       float64   `json:"cost_usd,omitempty"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+	LastSeq       int64     `json:"last_seq"`
 	// Workspace and Labels are what session.started recorded.
 	Workspace string            `json:"workspace,omitempty"`
 	Labels    map[string]string `json:"labels,omitempty"`
@@ -62,7 +64,7 @@ func (s *Summary) Apply(e Event) {
 	switch d := e.Data.(type) {
 	case *SessionStarted:
 		s.Task, s.Model, s.Status, s.CreatedAt, s.Tenant = d.Task, d.Model, StatusRunning, e.Time, d.Tenant
-		s.Workspace, s.Labels = d.Workspace, d.Labels
+		s.Workspace, s.Labels, s.MaxIterations = d.Workspace, d.Labels, d.Limits.MaxIterations
 	case *IterationStarted:
 		s.Iteration = d.N
 	case *ModelResponded:

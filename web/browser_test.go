@@ -199,8 +199,8 @@ func TestStartAndWatchASession(t *testing.T) {
 	var rows string
 	b.run(chromedp.Navigate(b.url+"/#/"), chromedp.WaitVisible(chromedp.CSS(`#sessions tr[data-id] [data-status="completed"]`)))
 	rows = b.text("#sessions")
-	if !strings.Contains(rows, "Write two notes") {
-		t.Fatalf("list: %q", rows)
+	if !strings.Contains(rows, "Write two notes") || !strings.Contains(rows, " of 15") {
+		t.Fatalf("list (task, step n of N): %q", rows)
 	}
 	b.shot("sessions-list")
 }

@@ -104,10 +104,14 @@ ALTER TABLE sessions ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN labels TEXT NOT NULL DEFAULT ''; -- JSON object, '' for none
 CREATE INDEX sessions_workspace ON sessions (workspace);
 `,
+	// 6: the step limit in the summary, for "step n of N" in lists.
+	`
+ALTER TABLE sessions ADD COLUMN max_iterations INTEGER NOT NULL DEFAULT 0;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrate brings the database to SchemaVersion, one transaction per step,
 // and refuses a database from a newer build. The version is read inside a

@@ -437,7 +437,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 		args []any
 		and  = " WHERE "
 	)
-	q.WriteString(`SELECT id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace, labels FROM sessions`)
+	q.WriteString(`SELECT id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace, labels, max_iterations FROM sessions`)
 	in := func(list []loop.Status) string {
 		marks := make([]string, len(list))
 		for i, st := range list {
@@ -512,7 +512,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 func scanSummary(row interface{ Scan(...any) error }, sum *loop.Summary, withID bool) error {
 	var status, reason, labels string
 	var created, updated int64
-	dest := []any{&sum.Task, &sum.Model, &status, &reason, &sum.Iteration, &sum.Tokens, &sum.CostUSD, &created, &updated, &sum.LastSeq, &sum.Tenant, &sum.Workspace, &labels}
+	dest := []any{&sum.Task, &sum.Model, &status, &reason, &sum.Iteration, &sum.Tokens, &sum.CostUSD, &created, &updated, &sum.LastSeq, &sum.Tenant, &sum.Workspace, &labels, &sum.MaxIterations}
 	if withID {
 		dest = append([]any{&sum.ID}, dest...)
 	}

@@ -107,16 +107,16 @@ func newWriter(ctx context.Context, db *sql.DB, path string, cacheSize int) (*wr
 		st, err = conn.PrepareContext(ctx, q)
 		return st
 	}
-	w.getSummary = prepare(`SELECT task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace, labels FROM sessions WHERE id = ?`)
+	w.getSummary = prepare(`SELECT task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace, labels, max_iterations FROM sessions WHERE id = ?`)
 	// The WHERE makes the update conditional on the log ending where the
 	// cache says it does; if another process appended meanwhile, nothing
 	// changes and the append is refused.
-	w.upsertSession = prepare(`INSERT INTO sessions (id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace, labels)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	w.upsertSession = prepare(`INSERT INTO sessions (id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace, labels, max_iterations)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET task = excluded.task, model = excluded.model, status = excluded.status, reason = excluded.reason,
 	iteration = excluded.iteration, tokens = excluded.tokens, cost_usd = excluded.cost_usd, created_at = excluded.created_at,
 	updated_at = excluded.updated_at, last_seq = excluded.last_seq, tenant = excluded.tenant,
-	workspace = excluded.workspace, labels = excluded.labels
+	workspace = excluded.workspace, labels = excluded.labels, max_iterations = excluded.max_iterations
 WHERE sessions.last_seq = ?`)
 	w.insertN[1] = prepare(insertSQL(1))
 	w.getToken = prepare(`SELECT token FROM leases WHERE session_id = ?`)
@@ -345,7 +345,7 @@ func (w *writer) insert(ctx context.Context, run appendcheck.Run, data [][]byte,
 		sum.Apply(e)
 	}
 	res, err := w.upsertSession.ExecContext(ctx, sum.ID, sum.Task, sum.Model, string(sum.Status), string(sum.Reason),
-		sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Tenant, sum.Workspace, encodeLabels(sum.Labels), prev)
+		sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Tenant, sum.Workspace, encodeLabels(sum.Labels), sum.MaxIterations, prev)
 	if err != nil {
 		return false, fmt.Errorf("sqlite store %s: session %s: update summary: %w", w.path, run.SessionID, err)
 	}

@@ -339,8 +339,8 @@ func (s Suite) testListByWorkspaceAndLabels(t *testing.T) {
 	st := s.open(t)
 	ctx := t.Context()
 	mustAppend(t, st, ev("t4", 1, at(5), &loop.SessionStarted{Task: "four", Workspace: "/w/a", Labels: map[string]string{"team": "red", "env": "ci", `odd".key`: "x"}}))
-	mustAppend(t, st, ev("t5", 1, at(6), &loop.SessionStarted{Task: "five", Workspace: "/w/b", Labels: map[string]string{"team": "red"}}))
-	if list, _ := st.List(ctx, store.Filter{Labels: map[string]string{"team": "red"}}); idList(list) != "t5 t4" || list[1].Labels["env"] != "ci" || list[1].Workspace != "/w/a" {
+	mustAppend(t, st, ev("t5", 1, at(6), &loop.SessionStarted{Task: "five", Workspace: "/w/b", Labels: map[string]string{"team": "red"}, Limits: loop.Limits{MaxIterations: 12}}))
+	if list, _ := st.List(ctx, store.Filter{Labels: map[string]string{"team": "red"}}); idList(list) != "t5 t4" || list[1].Labels["env"] != "ci" || list[1].Workspace != "/w/a" || list[0].MaxIterations != 12 {
 		t.Fatalf("team=red: %s %+v", idList(list), list)
 	}
 	if list, _ := st.List(ctx, store.Filter{Labels: map[string]string{"team": "red", "env": "ci"}}); idList(list) != "t4" {

@@ -104,6 +104,14 @@ function toast(text) {
   setTimeout(() => t.remove(), 6000);
 }
 
+// sessionDuration is how long a session has run: until its last update
+// once it stopped, until now while it runs.
+function sessionDuration(sum) {
+  const from = Date.parse(sum.created_at), to = sum.status === "running" ? Date.now() : Date.parse(sum.updated_at);
+  if (!from || !to || to < from) return "";
+  const sec = Math.round((to - from) / 1000);
+  return sec < 60 ? sec + " s" : sec < 3600 ? Math.floor(sec / 60) + " min " + (sec % 60) + " s" : Math.floor(sec / 3600) + " h " + Math.floor(sec % 3600 / 60) + " min";
+}
 function fmtTime(s) { return s ? new Date(s).toLocaleString() : ""; }
 function fmtCost(c) { return c ? "$" + c.toFixed(4) : "—"; }
 function fmtDur(ns) { if (!ns) return ""; const ms = ns / 1e6; return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(1) + " s"; }
@@ -148,7 +156,7 @@ function listView() {
   main().replaceChildren(
     el("h1", {}, "Sessions"),
     el("div", { class: "row" }, filter),
-    el("table", {}, el("thead", {}, el("tr", {}, ["Status", "Task", "Model", "Step", "Tokens", "Cost", "Started", "Updated"].map((h, i) => el("th", { class: i >= 5 ? "hide-narrow" : "" }, h)))), tbody),
+    el("table", {}, el("thead", {}, el("tr", {}, ["Status", "Task", "Model", "Step", "Tokens", "Cost", "Started", "Duration"].map((h, i) => el("th", { class: i >= 5 ? "hide-narrow" : "" }, h)))), tbody),
     form);
 
   function render(sum) {
@@ -157,11 +165,11 @@ function listView() {
       el("td", {}, badge(sum.status)),
       el("td", { class: "task" }, el("a", { href: "#/s/" + sum.id }, cut(sum.task, 120))),
       el("td", { class: "model", title: sum.model || "" }, shortModel(sum.model)),
-      el("td", {}, String(sum.iteration)),
+      el("td", {}, sum.max_iterations ? `${sum.iteration} of ${sum.max_iterations}` : String(sum.iteration)),
       el("td", {}, String(sum.tokens)),
       el("td", { class: "hide-narrow" }, fmtCost(sum.cost_usd)),
       el("td", { class: "hide-narrow" }, fmtTime(sum.created_at)),
-      el("td", { class: "hide-narrow" }, fmtTime(sum.updated_at)));
+      el("td", { class: "hide-narrow", title: "updated " + fmtTime(sum.updated_at) }, sessionDuration(sum)));
     const old = rows.get(sum.id);
     if (old) old.replaceWith(tr); else tbody.prepend(tr);
     rows.set(sum.id, tr);
