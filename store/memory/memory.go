@@ -84,19 +84,27 @@ func (s *Store) append(ctx context.Context, token int64, fenced bool, events []l
 	if s.closed {
 		return fmt.Errorf("memory store: append to session %s: %w", runs[0].SessionID, store.ErrClosed)
 	}
-	for _, r := range runs {
+	stored := make([]bool, len(runs)) // a retry of events stored already
+	for k, r := range runs {
 		if fenced && s.leases[r.SessionID].Token != token {
 			return fmt.Errorf("memory store: append to session %s with lease token %d: %w", r.SessionID, token, store.ErrLeaseLost)
 		}
 		var last int64
-		if ss := s.sessions[r.SessionID]; ss != nil {
+		ss := s.sessions[r.SessionID]
+		if ss != nil {
 			last = ss.summary.LastSeq
 		}
 		if r.First != last+1 {
-			return appendcheck.Conflict(r, last)
+			if !s.alreadyStored(ss, r) {
+				return appendcheck.Conflict(r, last)
+			}
+			stored[k] = true
 		}
 	}
-	for _, r := range runs {
+	for k, r := range runs {
+		if stored[k] {
+			continue
+		}
 		ss := s.sessions[r.SessionID]
 		if ss == nil {
 			ss = &session{}
@@ -109,11 +117,27 @@ func (s *Store) append(ctx context.Context, token int64, fenced bool, events []l
 	}
 	// Still under the lock, so each session's notices go out in order.
 	// The stored copy is handed out: append never rewrites it.
-	for _, r := range runs {
+	for k, r := range runs {
+		if stored[k] {
+			continue
+		}
 		ev := s.sessions[r.SessionID].events
 		s.watchers.Notify(store.Notice{SessionID: r.SessionID, Seq: r.Last, Events: slices.Clip(ev[r.First-1 : r.Last])})
 	}
 	return nil
+}
+
+// alreadyStored reports whether every event of r is in ss's log already.
+func (s *Store) alreadyStored(ss *session, r appendcheck.Run) bool {
+	if ss == nil || r.First < 1 || r.Last > int64(len(ss.events)) {
+		return false
+	}
+	for _, e := range r.Events {
+		if !appendcheck.Identical(ss.events[e.Seq-1], e) {
+			return false
+		}
+	}
+	return true
 }
 
 // Watch calls fn after each Append, once per session written, while the

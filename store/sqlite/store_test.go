@@ -272,10 +272,17 @@ func TestAppendAsync(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	// A repeat conflicts, reported to done.
+	// A retry of stored events succeeds; another event at a stored seq
+	// conflicts, reported to done.
 	s.AppendAsync(t.Context(), evs[3:], notify)
+	if err := <-done; err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	other := evs[5]
+	other.Time = other.Time.Add(time.Second)
+	s.AppendAsync(t.Context(), []loop.Event{other}, notify)
 	if err := <-done; !errors.Is(err, loop.ErrSeqConflict) {
-		t.Fatalf("repeat: %v", err)
+		t.Fatalf("another event at seq 6: %v", err)
 	}
 	got, err := s.Load(t.Context(), "async")
 	if err != nil || len(got) != 6 {

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -260,6 +261,7 @@ func (w *writer) rollback(ctx context.Context) {
 // a savepoint to undo the sessions already written.
 func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal error) {
 	sums := make([]loop.Summary, len(r.runs))
+	stored := make([]bool, len(r.runs)) // a retry of events stored already: nothing to write
 	for _, run := range r.runs {
 		if !r.fenced {
 			break
@@ -284,7 +286,14 @@ func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal er
 				return nil, err
 			}
 			if run.First != sum.LastSeq+1 {
-				return appendcheck.Conflict(run, sum.LastSeq), nil
+				same, err := w.alreadyStored(ctx, run, r.data[i], sum.LastSeq)
+				if err != nil {
+					return nil, err
+				}
+				if !same {
+					return appendcheck.Conflict(run, sum.LastSeq), nil
+				}
+				stored[i] = true
 			}
 		}
 		sums[i] = sum
@@ -297,6 +306,9 @@ func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal er
 		}
 	}
 	for i, run := range r.runs {
+		if stored[i] {
+			continue
+		}
 		stale, err := w.insert(ctx, run, r.data[i], &sums[i])
 		if err == nil && !stale {
 			continue
@@ -327,6 +339,9 @@ func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal er
 		}
 	}
 	for i, run := range r.runs {
+		if stored[i] {
+			continue
+		}
 		if sums[i].Status.Finished() {
 			delete(w.cache, run.SessionID) // unlikely to be appended to again
 		} else {
@@ -334,6 +349,37 @@ func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal er
 		}
 	}
 	return nil, nil
+}
+
+// alreadyStored reports whether every event of run is stored already with
+// the same type, version, time and payload (a retried append).
+func (w *writer) alreadyStored(ctx context.Context, run appendcheck.Run, data [][]byte, last int64) (bool, error) {
+	if run.First < 1 || run.Last > last {
+		return false, nil
+	}
+	rows, err := w.conn.QueryContext(ctx, `SELECT seq, type, version, time, data FROM events WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`, run.SessionID, run.First, run.Last)
+	if err != nil {
+		return false, fmt.Errorf("sqlite store %s: session %s: read events: %w", w.path, run.SessionID, err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var (
+			seq, at int64
+			typ     string
+			version int
+			stored  []byte
+		)
+		if err := rows.Scan(&seq, &typ, &version, &at, &stored); err != nil {
+			return false, fmt.Errorf("sqlite store %s: session %s: read events: %w", w.path, run.SessionID, err)
+		}
+		e := run.Events[n]
+		if seq != e.Seq || typ != string(e.Type) || version != e.Version || at != encodeTime(e.Time) || !bytes.Equal(stored, data[n]) {
+			return false, nil
+		}
+		n++
+	}
+	return n == len(run.Events), rows.Err()
 }
 
 // insert updates the session row of one run from sum (its stored summary,

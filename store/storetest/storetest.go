@@ -89,6 +89,12 @@ func (s Suite) open(t *testing.T) store.Store {
 // microseconds (PostgreSQL) pass.
 var base = time.Date(2026, 2, 3, 4, 5, 6, 789012000, time.UTC)
 
+// other is e with a different time: the same seq, another event.
+func other(e loop.Event) loop.Event {
+	e.Time = e.Time.Add(time.Second)
+	return e
+}
+
 func at(seconds int) time.Time { return base.Add(time.Duration(seconds) * time.Second) }
 
 func ev(id string, seq int64, t time.Time, p loop.Payload) loop.Event {
@@ -256,7 +262,8 @@ func (s Suite) testSeqRules(t *testing.T) {
 		name   string
 		events []loop.Event
 	}{
-		{"duplicate", log[2:3]},
+		{"same seq, another event", []loop.Event{other(log[2])}},
+		{"retry ending past the log", log[2:4]},
 		{"replay from start", log[0:4]},
 		{"gap", log[4:5]},
 		{"gap inside append", []loop.Event{log[3], log[5]}},
@@ -272,6 +279,11 @@ func (s Suite) testSeqRules(t *testing.T) {
 			requireEvents(t, mustLoad(t, st, "seq"), log[:3])
 		})
 	}
+	// A retry of an append that was stored (its outcome unknown to the
+	// caller) succeeds and writes nothing.
+	mustAppend(t, st, log[2])
+	mustAppend(t, st, log[1:3]...)
+	requireEvents(t, mustLoad(t, st, "seq"), log[:3])
 	mustAppend(t, st, log[3:5]...)
 	mustAppend(t, st, log[5])
 	mustAppend(t, st, log[6:]...)
@@ -558,7 +570,7 @@ func (s Suite) testConcurrentSameSession(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	wins, conflicts := 0, 0
-	for range writers {
+	for w := range writers {
 		wg.Go(func() {
 			for {
 				events, err := st.Load(ctx, "race")
@@ -570,7 +582,11 @@ func (s Suite) testConcurrentSameSession(t *testing.T) {
 				if next > total {
 					return
 				}
-				err = st.Append(ctx, FakeEvent("race", next))
+				// Each writer's event differs (an identical one would be
+				// a retry, which succeeds).
+				e := FakeEvent("race", next)
+				e.Time = e.Time.Add(time.Duration(w) * time.Millisecond)
+				err = st.Append(ctx, e)
 				mu.Lock()
 				switch {
 				case err == nil:
@@ -591,7 +607,15 @@ func (s Suite) testConcurrentSameSession(t *testing.T) {
 	if wins != total-1 {
 		t.Errorf("%d appends won, want %d (conflicts: %d)", wins, total-1, conflicts)
 	}
-	requireEvents(t, mustLoad(t, st, "race"), FakeEvents("race", 1, total))
+	got := mustLoad(t, st, "race")
+	for i, e := range got {
+		if e.Seq != int64(i+1) || e.Type != FakeEvent("race", e.Seq).Type {
+			t.Fatalf("event %d: seq %d, type %s", i, e.Seq, e.Type)
+		}
+	}
+	if len(got) != total {
+		t.Fatalf("%d events, want %d", len(got), total)
+	}
 }
 
 func (s Suite) testCancelledContext(t *testing.T) {
@@ -661,8 +685,11 @@ func (s Suite) testReopen(t *testing.T) {
 	requireSummaries(t, after, before)
 
 	// The log continues where it stopped, and its end is still enforced.
-	if err := st.Append(t.Context(), fake[6]); !errors.Is(err, store.ErrSeqConflict) {
-		t.Fatalf("duplicate after reopen: got %v, want ErrSeqConflict", err)
+	if err := st.Append(t.Context(), other(fake[6])); !errors.Is(err, store.ErrSeqConflict) {
+		t.Fatalf("another event at the last seq after reopen: got %v, want ErrSeqConflict", err)
+	}
+	if err := st.Append(t.Context(), fake[6]); err != nil {
+		t.Fatalf("a retry of the last event after reopen: %v", err)
 	}
 	if err := st.Append(t.Context(), fake[8]); !errors.Is(err, store.ErrSeqConflict) {
 		t.Fatalf("gap after reopen: got %v, want ErrSeqConflict", err)

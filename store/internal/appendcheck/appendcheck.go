@@ -3,6 +3,7 @@
 package appendcheck
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"time"
@@ -115,4 +116,17 @@ func oneSession(events []loop.Event) bool {
 		}
 	}
 	return true
+}
+
+// Identical reports whether two events are the same event: same session,
+// sequence number, type, version, instant and payload. An Append whose
+// events are all stored already and identical is a retry, and succeeds
+// without writing.
+func Identical(a, b loop.Event) bool {
+	if a.SessionID != b.SessionID || a.Seq != b.Seq || a.Type != b.Type || a.Version != b.Version || !a.Time.Equal(b.Time) {
+		return false
+	}
+	da, errA := a.EncodeData()
+	db, errB := b.EncodeData()
+	return errA == nil && errB == nil && bytes.Equal(da, db)
 }

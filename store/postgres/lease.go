@@ -1,0 +1,195 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentloop/agentloop/store"
+)
+
+// Leases and controls run in transactions of their own on the pool: the
+// lease row decides who owns a session, under FOR UPDATE, so two servers
+// acquiring at once are served one after the other.
+
+// epoch is an expired lease's expiry.
+var epoch = time.Unix(0, 0).UTC()
+
+// Acquire takes a session's lease; see store.Leases.
+func (s *Store) Acquire(ctx context.Context, id, owner string, ttl time.Duration) (store.Lease, error) {
+	if err := s.checkOpen("acquire session " + id); err != nil {
+		return store.Lease{}, err
+	}
+	var out store.Lease
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO leases (session_id, owner, token, expires_at) VALUES ($1, '', 0, 'epoch') ON CONFLICT (session_id) DO NOTHING`, id); err != nil {
+			return s.errf("lease of %s: %w", id, err)
+		}
+		var cur store.Lease
+		if err := tx.QueryRow(ctx, `SELECT owner, token, expires_at FROM leases WHERE session_id = $1 FOR UPDATE`, id).Scan(&cur.Owner, &cur.Token, &cur.Expires); err != nil {
+			return s.errf("read lease of %s: %w", id, err)
+		}
+		now := s.opts.clock()
+		live := cur.Expires.After(now)
+		switch {
+		case live && cur.Owner == owner:
+			out = store.Lease{SessionID: id, Owner: owner, Token: cur.Token, Expires: now.Add(ttl)}
+		case live:
+			return fmt.Errorf("session %s is held by %s until %s: %w", id, cur.Owner, cur.Expires.UTC().Format(time.RFC3339), store.ErrLeaseHeld)
+		default:
+			out = store.Lease{SessionID: id, Owner: owner, Token: cur.Token + 1, Expires: now.Add(ttl)}
+		}
+		_, err := tx.Exec(ctx, `UPDATE leases SET owner = $2, token = $3, expires_at = $4 WHERE session_id = $1`, id, owner, out.Token, encodeTime(out.Expires))
+		if err != nil {
+			return s.errf("write lease of %s: %w", id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Lease{}, err
+	}
+	out.Expires = encodeTime(out.Expires)
+	return out, nil
+}
+
+// Renew extends a lease still held.
+func (s *Store) Renew(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
+	if err := s.checkOpen("renew session " + l.SessionID); err != nil {
+		return store.Lease{}, err
+	}
+	l.Expires = encodeTime(s.opts.clock().Add(ttl))
+	tag, err := s.pool.Exec(ctx, `UPDATE leases SET expires_at = $1 WHERE session_id = $2 AND token = $3`, l.Expires, l.SessionID, l.Token)
+	if err != nil {
+		return store.Lease{}, s.errf("renew lease of %s: %w", l.SessionID, err)
+	}
+	if tag.RowsAffected() != 1 {
+		return store.Lease{}, fmt.Errorf("session %s, token %d: %w", l.SessionID, l.Token, store.ErrLeaseLost)
+	}
+	return l, nil
+}
+
+// Release expires a lease at once if its token is still current.
+func (s *Store) Release(ctx context.Context, l store.Lease) error {
+	if err := s.checkOpen("release session " + l.SessionID); err != nil {
+		return err
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE leases SET expires_at = 'epoch' WHERE session_id = $1 AND token = $2`, l.SessionID, l.Token); err != nil {
+		return s.errf("release lease of %s: %w", l.SessionID, err)
+	}
+	return nil
+}
+
+// LeasesOf returns the current leases of the sessions (of all when none given).
+func (s *Store) LeasesOf(ctx context.Context, ids ...string) (map[string]store.Lease, error) {
+	if err := s.checkOpen("leases"); err != nil {
+		return nil, err
+	}
+	q, args := `SELECT session_id, owner, token, expires_at FROM leases WHERE owner <> ''`, []any{}
+	if len(ids) > 0 {
+		q, args = q+` AND session_id = ANY($1)`, []any{ids}
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, s.readErr("read leases", err)
+	}
+	defer rows.Close()
+	out := map[string]store.Lease{}
+	for rows.Next() {
+		var l store.Lease
+		if err := rows.Scan(&l.SessionID, &l.Owner, &l.Token, &l.Expires); err != nil {
+			return nil, s.readErr("read leases", err)
+		}
+		l.Expires = l.Expires.UTC()
+		out[l.SessionID] = l
+	}
+	return out, s.readErr("read leases", rows.Err())
+}
+
+// RequestControl stores a control request.
+func (s *Store) RequestControl(ctx context.Context, c store.Control) (store.Control, error) {
+	if err := s.checkOpen("control session " + c.SessionID); err != nil {
+		return store.Control{}, err
+	}
+	c.CreatedAt, c.Done, c.Outcome = encodeTime(s.opts.clock()), false, ""
+	var decision any
+	if len(c.Decision) > 0 {
+		decision = string(c.Decision)
+	}
+	err := s.pool.QueryRow(ctx, `INSERT INTO controls (session_id, kind, text, decision, subject, created_at) VALUES ($1, $2, $3, $4::json, $5, $6) RETURNING id`,
+		c.SessionID, string(c.Kind), c.Text, decision, c.Subject, c.CreatedAt).Scan(&c.ID)
+	if err != nil {
+		return store.Control{}, s.errf("store control for %s: %w", c.SessionID, err)
+	}
+	return c, nil
+}
+
+const controlCols = `id, session_id, kind, text, decision, subject, created_at, done, outcome`
+
+// ControlsAfter returns pending controls with ID > after, oldest first.
+func (s *Store) ControlsAfter(ctx context.Context, after int64) ([]store.Control, error) {
+	return s.controls(ctx, `SELECT `+controlCols+` FROM controls WHERE NOT done AND id > $1 ORDER BY id`, after)
+}
+
+// PendingControls returns a session's pending controls, oldest first.
+func (s *Store) PendingControls(ctx context.Context, id string) ([]store.Control, error) {
+	return s.controls(ctx, `SELECT `+controlCols+` FROM controls WHERE session_id = $1 AND NOT done ORDER BY id`, id)
+}
+
+// Control returns one control.
+func (s *Store) Control(ctx context.Context, id int64) (store.Control, error) {
+	list, err := s.controls(ctx, `SELECT `+controlCols+` FROM controls WHERE id = $1`, id)
+	if err != nil {
+		return store.Control{}, err
+	}
+	if len(list) == 0 {
+		return store.Control{}, fmt.Errorf("control %d: %w", id, store.ErrNotFound)
+	}
+	return list[0], nil
+}
+
+func (s *Store) controls(ctx context.Context, q string, arg any) ([]store.Control, error) {
+	if err := s.checkOpen("controls"); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, q, arg)
+	if err != nil {
+		return nil, s.readErr("read controls", err)
+	}
+	defer rows.Close()
+	var out []store.Control
+	for rows.Next() {
+		var c store.Control
+		var kind string
+		var decision []byte
+		if err := rows.Scan(&c.ID, &c.SessionID, &kind, &c.Text, &decision, &c.Subject, &c.CreatedAt, &c.Done, &c.Outcome); err != nil {
+			return nil, s.readErr("read controls", err)
+		}
+		c.Kind, c.CreatedAt = store.ControlKind(kind), c.CreatedAt.UTC()
+		if len(decision) > 0 {
+			c.Decision = decision
+		}
+		out = append(out, c)
+	}
+	return out, s.readErr("read controls", rows.Err())
+}
+
+// CompleteControl marks a control done; the first outcome stays.
+func (s *Store) CompleteControl(ctx context.Context, id int64, outcome string) error {
+	if err := s.checkOpen("complete control"); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE controls SET done = true, outcome = $1 WHERE id = $2 AND NOT done`, outcome, id)
+	if err != nil {
+		return s.errf("complete control %d: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		var one int
+		if err := s.pool.QueryRow(ctx, `SELECT 1 FROM controls WHERE id = $1`, id).Scan(&one); errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("control %d: %w", id, store.ErrNotFound)
+		}
+	}
+	return nil
+}

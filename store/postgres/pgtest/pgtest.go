@@ -1,0 +1,219 @@
+// Package pgtest gives tests a real PostgreSQL server: the one named by
+// $AGENTLOOP_TEST_POSTGRES, or one it starts itself from the installed
+// PostgreSQL binaries (initdb and postgres, run as an unprivileged user in
+// a temporary directory). Each test gets a database of its own.
+//
+// Without a server the tests skip, saying why; with
+// AGENTLOOP_POSTGRES_TESTS set (CI sets it) they fail instead.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+var (
+	once    sync.Once
+	server  string // a URL of the server's postgres database
+	why     error  // why there is no server
+	stopped = func() {}
+)
+
+// Main runs a package's tests and stops the server started for them.
+// Call it from TestMain: os.Exit(pgtest.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	stopped()
+	return code
+}
+
+// ServerURL returns the URL of the test server's maintenance database,
+// starting the server on first use, or skips (fails in CI) without one.
+func ServerURL(t testing.TB) string {
+	t.Helper()
+	once.Do(func() { server, why = start() })
+	if why != nil {
+		if os.Getenv("AGENTLOOP_POSTGRES_TESTS") != "" {
+			t.Fatalf("AGENTLOOP_POSTGRES_TESTS is set but no PostgreSQL server could be had: %v", why)
+		}
+		t.Skipf("no PostgreSQL server for this test: %v (install Debian's postgresql package, or set AGENTLOOP_TEST_POSTGRES=postgres://…)", why)
+	}
+	return server
+}
+
+// URL returns the URL of a new, empty database for this test; it is
+// dropped when the test ends.
+func URL(t testing.TB) string {
+	t.Helper()
+	base := ServerURL(t)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "t_" + hex.EncodeToString(b[:])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("pgtest: connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if conn, err := pgx.Connect(ctx, base); err == nil {
+			conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			conn.Close(ctx)
+		}
+	})
+	return withDatabase(base, name)
+}
+
+// withDatabase replaces the database of a postgres:// URL.
+func withDatabase(url, name string) string {
+	rest, query, _ := strings.Cut(url, "?")
+	if i := strings.LastIndex(rest, "/"); i > len("postgres://") {
+		rest = rest[:i]
+	}
+	url = rest + "/" + name
+	if query != "" {
+		url += "?" + query
+	}
+	return url
+}
+
+// start finds or starts a server.
+func start() (string, error) {
+	if u := os.Getenv("AGENTLOOP_TEST_POSTGRES"); u != "" {
+		return u, nil
+	}
+	bin, err := binaries()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "agentloop-pg-")
+	if err != nil {
+		return "", err
+	}
+	cred, err := runAs(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	data := filepath.Join(dir, "data")
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "agentloop", "-E", "UTF8", "--no-sync")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("initdb: %v: %s", err, out)
+	}
+	port, err := freePort()
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	// Throwaway data: no fsync. The benchmarks start their own server
+	// with durable settings.
+	pg := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "max_connections=400", "-c", "shared_buffers=64MB")
+	pg.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+	logf, _ := os.Create(filepath.Join(dir, "postgres.log"))
+	pg.Stdout, pg.Stderr = logf, logf
+	if err := pg.Start(); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("start postgres: %v", err)
+	}
+	stopped = func() {
+		pg.Process.Signal(syscall.SIGINT) // fast shutdown
+		done := make(chan struct{})
+		go func() { pg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			pg.Process.Kill()
+			<-done
+		}
+		logf.Close()
+		os.RemoveAll(dir)
+	}
+	url := fmt.Sprintf("postgres://agentloop@127.0.0.1:%d/postgres?sslmode=disable", port)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		conn, err := pgx.Connect(ctx, url)
+		cancel()
+		if err == nil {
+			conn.Close(context.Background())
+			return url, nil
+		}
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
+	stopped()
+	return "", fmt.Errorf("postgres did not accept connections within 30s: %s", log)
+}
+
+// binaries finds the newest installed PostgreSQL's bin directory.
+func binaries() (string, error) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool {
+		vi, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
+		vj, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
+		return vi > vj
+	})
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("PostgreSQL is not installed (no initdb on PATH or in /usr/lib/postgresql/*/bin)")
+}
+
+// runAs is who runs the server: PostgreSQL refuses root, so as root the
+// server runs as the postgres user (or nobody) and owns dir.
+func runAs(dir string) (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	for _, name := range []string{"postgres", "nobody"} {
+		u, err := user.Lookup(name)
+		if err != nil {
+			continue
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			return nil, err
+		}
+		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+	}
+	return nil, fmt.Errorf("running as root and there is no postgres or nobody user to run the server as")
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}

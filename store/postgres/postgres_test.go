@@ -1,0 +1,40 @@
+package postgres_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/postgres"
+	"github.com/agentloop/agentloop/store/postgres/pgtest"
+	"github.com/agentloop/agentloop/store/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func open(t *testing.T, url string, opts ...postgres.Option) *postgres.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := postgres.Open(ctx, url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Suite{
+		Open: func(t *testing.T) store.Store { return open(t, pgtest.URL(t)) },
+		Reopen: func(t *testing.T, s store.Store) store.Store {
+			url := s.(*postgres.Store).Pool().Config().ConnString()
+			s.Close()
+			return open(t, url)
+		},
+		OpenWithClock: func(t *testing.T, now func() time.Time) store.Store {
+			return open(t, pgtest.URL(t), postgres.WithClock(now))
+		},
+	}.Run(t)
+}

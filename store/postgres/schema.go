@@ -1,0 +1,156 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrNewerSchema is returned (wrapped) by Open when the database was
+// migrated by a newer agentloop whose schema this build does not know.
+var ErrNewerSchema = errors.New("database schema is newer than this build")
+
+// migrations[i] takes the schema from version i to version i+1; the version
+// lives in agentloop_schema. Append new migrations; never edit old ones.
+var migrations = []string{
+	// 1: everything the SQLite store has at its schema 6.
+	`
+CREATE TABLE sessions (
+	id             TEXT             NOT NULL PRIMARY KEY,
+	tenant         TEXT             NOT NULL,
+	task           TEXT             NOT NULL,
+	model          TEXT             NOT NULL,
+	status         TEXT             NOT NULL,
+	reason         TEXT             NOT NULL,
+	iteration      INTEGER          NOT NULL,
+	max_iterations INTEGER          NOT NULL,
+	tokens         BIGINT           NOT NULL,
+	cost_usd       DOUBLE PRECISION NOT NULL,
+	created_at     TIMESTAMPTZ      NOT NULL,
+	updated_at     TIMESTAMPTZ      NOT NULL,
+	last_seq       BIGINT           NOT NULL,
+	workspace      TEXT             NOT NULL,
+	labels         JSONB            NOT NULL
+);
+CREATE INDEX sessions_newest ON sessions (created_at DESC, id DESC);
+CREATE INDEX sessions_tenant_newest ON sessions (tenant, created_at DESC, id DESC);
+CREATE INDEX sessions_status ON sessions (status);
+CREATE INDEX sessions_workspace ON sessions (workspace);
+CREATE INDEX sessions_labels ON sessions USING GIN (labels jsonb_path_ops);
+
+-- The append-only log: one row per event, keyed by tenant, session and
+-- sequence number. Rows are only ever inserted (and deleted with their
+-- session).
+CREATE TABLE events (
+	tenant     TEXT        NOT NULL,
+	session_id TEXT        NOT NULL,
+	seq        BIGINT      NOT NULL,
+	type       TEXT        NOT NULL,
+	version    INTEGER     NOT NULL,
+	time       TIMESTAMPTZ NOT NULL,
+	data       JSON        NOT NULL, -- the exact text (see the package documentation)
+	PRIMARY KEY (tenant, session_id, seq)
+);
+CREATE INDEX events_session ON events (session_id, seq);
+
+-- One row per session ever leased: token only grows (a release expires
+-- the row rather than deleting it, so the next holder's token is larger).
+CREATE TABLE leases (
+	session_id TEXT        NOT NULL PRIMARY KEY,
+	owner      TEXT        NOT NULL,
+	token      BIGINT      NOT NULL,
+	expires_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE controls (
+	id         BIGSERIAL   PRIMARY KEY,
+	session_id TEXT        NOT NULL,
+	kind       TEXT        NOT NULL,
+	text       TEXT        NOT NULL,
+	decision   JSON,
+	subject    TEXT        NOT NULL,
+	created_at TIMESTAMPTZ NOT NULL,
+	done       BOOLEAN     NOT NULL DEFAULT false,
+	outcome    TEXT        NOT NULL DEFAULT ''
+);
+CREATE INDEX controls_pending ON controls (id) WHERE NOT done;
+CREATE INDEX controls_session ON controls (session_id, id) WHERE NOT done;
+
+CREATE TABLE api_keys (
+	id         TEXT        NOT NULL PRIMARY KEY,
+	hash       TEXT        NOT NULL UNIQUE,
+	tenant     TEXT        NOT NULL,
+	role       TEXT        NOT NULL,
+	name       TEXT        NOT NULL,
+	created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE prompts (
+	tenant     TEXT        NOT NULL,
+	name       TEXT        NOT NULL,
+	version    INTEGER     NOT NULL,
+	text       TEXT        NOT NULL,
+	author     TEXT        NOT NULL,
+	created_at TIMESTAMPTZ NOT NULL,
+	PRIMARY KEY (tenant, name, version)
+);
+`,
+}
+
+// SchemaVersion is the schema version this build writes.
+const SchemaVersion = 1
+
+// migrationLock is the advisory lock that keeps two servers starting at
+// once from migrating together.
+const migrationLock = 0x6167656e746c6f6f // "agentloo"
+
+// Migrate brings the database to SchemaVersion, one transaction per step
+// under an advisory lock, and refuses a database from a newer build. It
+// returns the version before and after.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) (from, to int, err error) {
+	if len(migrations) != SchemaVersion {
+		panic("postgres: SchemaVersion does not match the migrations")
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLock)); err != nil {
+		return 0, 0, fmt.Errorf("lock for migration: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrationLock))
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS agentloop_schema (version INTEGER NOT NULL)`); err != nil {
+		return 0, 0, fmt.Errorf("create agentloop_schema: %w", err)
+	}
+	var v int
+	err = conn.QueryRow(ctx, `SELECT version FROM agentloop_schema`).Scan(&v)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		if _, err := conn.Exec(ctx, `INSERT INTO agentloop_schema (version) VALUES (0)`); err != nil {
+			return 0, 0, fmt.Errorf("initialise agentloop_schema: %w", err)
+		}
+	case err != nil:
+		return 0, 0, fmt.Errorf("read schema version: %w", err)
+	}
+	from = v
+	if v > SchemaVersion {
+		return v, v, fmt.Errorf("the database is at schema %d, this build knows %d: %w (upgrade agentloop)", v, SchemaVersion, ErrNewerSchema)
+	}
+	for ; v < SchemaVersion; v++ {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `UPDATE agentloop_schema SET version = $1`, v+1)
+			return err
+		})
+		if err != nil {
+			return from, v, fmt.Errorf("migrate to schema %d: %w", v+1, err)
+		}
+	}
+	return from, v, nil
+}

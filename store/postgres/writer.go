@@ -1,0 +1,457 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/internal/appendcheck"
+)
+
+// request is one Append waiting for the writer.
+type request struct {
+	ctx  context.Context
+	runs []appendcheck.Run
+	// data[i][j] is the encoded payload of runs[i].Events[j].
+	data   [][][]byte
+	state  atomic.Int32
+	done   chan<- error // exactly one of done and notify gets the outcome
+	notify func(error)
+	fenced bool
+	token  int64
+}
+
+func (r *request) finish(err error) {
+	if r.notify != nil {
+		r.notify(err)
+		return
+	}
+	r.done <- err
+}
+
+func (r *request) size() int {
+	n := 0
+	for _, run := range r.runs {
+		n += len(run.Events)
+	}
+	return n
+}
+
+const (
+	queued int32 = iota
+	taken
+	abandoned
+)
+
+// Append writes events durably, all or nothing. An Append whose events are
+// all stored already, identical, succeeds without writing: a retry after
+// an unknown outcome is safe. Cancellation behaves as in store/sqlite: once
+// the writer took the request, Append reports the commit's outcome.
+func (s *Store) Append(ctx context.Context, events ...loop.Event) error {
+	return s.appendSync(ctx, events, false, 0)
+}
+
+// AppendFenced is Append that succeeds only while token is the session's
+// current lease token.
+func (s *Store) AppendFenced(ctx context.Context, token int64, events ...loop.Event) error {
+	return s.appendSync(ctx, events, true, token)
+}
+
+// AppendAsync queues events and returns at once; done is called exactly
+// once when they are durable or failed.
+func (s *Store) AppendAsync(ctx context.Context, events []loop.Event, done func(error)) {
+	if r, err := s.enqueue(ctx, events, nil, done, false, 0); err != nil || r == nil {
+		done(err)
+	}
+}
+
+// AppendFencedAsync is AppendAsync with AppendFenced's check.
+func (s *Store) AppendFencedAsync(ctx context.Context, token int64, events []loop.Event, done func(error)) {
+	if r, err := s.enqueue(ctx, events, nil, done, true, token); err != nil || r == nil {
+		done(err)
+	}
+}
+
+func (s *Store) appendSync(ctx context.Context, events []loop.Event, fenced bool, token int64) error {
+	done := make(chan error, 1)
+	r, err := s.enqueue(ctx, events, done, nil, fenced, token)
+	if err != nil || r == nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(queued, abandoned) {
+			return ctx.Err()
+		}
+		return <-done
+	}
+}
+
+func (s *Store) enqueue(ctx context.Context, events []loop.Event, done chan<- error, notify func(error), fenced bool, token int64) (*request, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(events) == 0 {
+		return nil, nil
+	}
+	runs, err := check(events)
+	if err != nil {
+		return nil, err
+	}
+	r := &request{ctx: ctx, runs: runs, data: make([][][]byte, len(runs)), done: done, notify: notify, fenced: fenced, token: token}
+	for i, run := range runs {
+		r.data[i] = make([][]byte, len(run.Events))
+		for j, e := range run.Events {
+			if r.data[i][j], err = e.EncodeData(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, s.errf("append to session %s: %w", runs[0].SessionID, store.ErrClosed)
+	}
+	select {
+	case s.reqs <- r:
+		return r, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// run is the writer goroutine: it takes whatever appends are queued (up
+// to maxBatch events), writes them in one transaction and answers each.
+func (s *Store) run() {
+	defer close(s.done)
+	var batch []*request
+	for {
+		r, ok := <-s.reqs
+		if !ok {
+			return
+		}
+		batch = append(batch[:0], r)
+		n := r.size()
+	drain:
+		for n < s.opts.maxBatch {
+			select {
+			case r, ok := <-s.reqs:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+				n += r.size()
+			default:
+				break drain
+			}
+		}
+		s.w.write(batch)
+		clear(batch)
+	}
+}
+
+// writer owns one connection and a cache of the summaries it wrote last.
+type writer struct {
+	s     *Store
+	conn  *pgxpool.Conn
+	cache map[string]loop.Summary
+	// cacheSize bounds cache; entries are reloaded when dropped.
+	cacheSize int
+	taken     []*request
+}
+
+// write commits a batch. A request that conflicts with the stored log (or
+// lost its lease) fails alone; a failure of the transaction fails them all.
+func (w *writer) write(batch []*request) {
+	w.taken = w.taken[:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			if r.state.CompareAndSwap(queued, abandoned) {
+				r.finish(err)
+			}
+			continue
+		}
+		if r.state.CompareAndSwap(queued, taken) {
+			w.taken = append(w.taken, r)
+		}
+	}
+	if len(w.taken) == 0 {
+		return
+	}
+	errs := make([]error, len(w.taken))
+	wrote := make([][]bool, len(w.taken)) // wrote[i][k]: run k of request i was written now
+	if err := w.writeAll(context.Background(), errs, wrote); err != nil {
+		for _, r := range w.taken {
+			for _, run := range r.runs {
+				delete(w.cache, run.SessionID)
+			}
+		}
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
+	if w.s.watchers.Any() {
+		for i, r := range w.taken {
+			if errs[i] != nil {
+				continue
+			}
+			for k, run := range r.runs {
+				if wrote[i][k] {
+					w.s.watchers.Notify(store.Notice{Tenant: w.cache[run.SessionID].Tenant, SessionID: run.SessionID, Seq: run.Last, Events: slices.Clone(run.Events)})
+				}
+			}
+		}
+	}
+	for i, r := range w.taken {
+		r.finish(errs[i])
+	}
+	clear(w.taken)
+	if len(w.cache) > w.cacheSize {
+		clear(w.cache)
+	}
+}
+
+// notice is the NOTIFY payload: which session's log now ends where.
+type notice struct {
+	Origin string `json:"o"`
+	Tenant string `json:"t"`
+	ID     string `json:"s"`
+	Seq    int64  `json:"q"`
+}
+
+// channel is the NOTIFY channel of commits.
+const channel = "agentloop_events"
+
+func (w *writer) writeAll(ctx context.Context, errs []error, wrote [][]bool) error {
+	tx, err := w.conn.Begin(ctx)
+	if err != nil {
+		return w.s.errf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	var notices []string
+	for i, r := range w.taken {
+		wrote[i] = make([]bool, len(r.runs))
+		var fatal error
+		if errs[i], fatal = w.writeRequest(ctx, tx, r, wrote[i]); fatal != nil {
+			return fatal
+		}
+		if errs[i] != nil {
+			continue
+		}
+		for k, run := range r.runs {
+			if wrote[i][k] {
+				b, _ := json.Marshal(notice{Origin: w.s.origin, Tenant: w.cache[run.SessionID].Tenant, ID: run.SessionID, Seq: run.Last})
+				notices = append(notices, string(b))
+			}
+		}
+	}
+	if len(notices) > 0 {
+		// Delivered on commit, in commit order, to every server listening.
+		if _, err := tx.Exec(ctx, `SELECT pg_notify('`+channel+`', n) FROM unnest($1::text[]) AS n`, notices); err != nil {
+			return w.s.errf("notify: %w", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return w.s.errf("commit: %w", err)
+	}
+	return nil
+}
+
+// writeRequest writes one request inside tx: its own error (conflict, lost
+// lease) leaves the batch alone; a fatal error fails the batch.
+func (w *writer) writeRequest(ctx context.Context, tx pgx.Tx, r *request, wrote []bool) (reqErr, fatal error) {
+	if r.fenced {
+		for _, run := range r.runs {
+			// FOR SHARE: an Acquire elsewhere waits for this commit, so the
+			// token cannot change between this check and the write.
+			var tok int64
+			err := tx.QueryRow(ctx, `SELECT token FROM leases WHERE session_id = $1 FOR SHARE`, run.SessionID).Scan(&tok)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return nil, w.s.errf("session %s: read lease: %w", run.SessionID, err)
+			}
+			if tok != r.token || errors.Is(err, pgx.ErrNoRows) {
+				return w.s.errf("append to session %s with lease token %d (current %d): %w", run.SessionID, r.token, tok, store.ErrLeaseLost), nil
+			}
+		}
+	}
+	sums := make([]loop.Summary, len(r.runs))
+	stored := make([]bool, len(r.runs)) // already stored, identical: nothing to write
+	for k, run := range r.runs {
+		sum, err := w.summary(ctx, tx, run.SessionID, false)
+		if err != nil {
+			return nil, err
+		}
+		if run.First != sum.LastSeq+1 {
+			if sum, err = w.summary(ctx, tx, run.SessionID, true); err != nil {
+				return nil, err
+			}
+		}
+		if run.First != sum.LastSeq+1 {
+			same, err := w.alreadyStored(ctx, tx, run, r.data[k], sum.LastSeq)
+			if err != nil {
+				return nil, err
+			}
+			if !same {
+				return appendcheck.Conflict(run, sum.LastSeq), nil
+			}
+			stored[k] = true
+		}
+		sums[k] = sum
+	}
+	savepoint := len(r.runs) > 1
+	if savepoint {
+		if _, err := tx.Exec(ctx, "SAVEPOINT append"); err != nil {
+			return nil, w.s.errf("savepoint: %w", err)
+		}
+	}
+	for k, run := range r.runs {
+		if stored[k] {
+			continue
+		}
+		ok, err := w.insert(ctx, tx, run, r.data[k], &sums[k])
+		if err == nil && ok {
+			wrote[k] = true
+			continue
+		}
+		for _, run := range r.runs {
+			delete(w.cache, run.SessionID)
+		}
+		clear(wrote)
+		if err != nil {
+			return nil, err
+		}
+		if savepoint {
+			if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT append"); err != nil {
+				return nil, w.s.errf("roll back an append: %w", err)
+			}
+		}
+		sum, err := w.summary(ctx, tx, run.SessionID, true)
+		if err != nil {
+			return nil, err
+		}
+		return appendcheck.Conflict(run, sum.LastSeq), nil
+	}
+	if savepoint {
+		if _, err := tx.Exec(ctx, "RELEASE SAVEPOINT append"); err != nil {
+			return nil, w.s.errf("release savepoint: %w", err)
+		}
+	}
+	for k, run := range r.runs {
+		if !stored[k] {
+			w.cache[run.SessionID] = sums[k]
+		}
+	}
+	return nil, nil
+}
+
+// alreadyStored reports whether every event of run is stored already with
+// the same type, version, time and payload (a retried append).
+func (w *writer) alreadyStored(ctx context.Context, tx pgx.Tx, run appendcheck.Run, data [][]byte, last int64) (bool, error) {
+	if run.First < 1 || run.Last > last {
+		return false, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT seq, type, version, time, data FROM events WHERE session_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq`, run.SessionID, run.First, run.Last)
+	if err != nil {
+		return false, w.s.errf("session %s: read events: %w", run.SessionID, err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var (
+			seq     int64
+			typ     string
+			version int
+			at      time.Time
+			stored  []byte
+		)
+		if err := rows.Scan(&seq, &typ, &version, &at, &stored); err != nil {
+			return false, w.s.errf("session %s: read events: %w", run.SessionID, err)
+		}
+		e := run.Events[n]
+		if seq != e.Seq || typ != string(e.Type) || version != e.Version || !at.Equal(encodeTime(e.Time)) || !bytes.Equal(stored, data[n]) {
+			return false, nil
+		}
+		n++
+	}
+	return n == len(run.Events), rows.Err()
+}
+
+// insert updates the session row of one run, if the log still ends where
+// sum says, and inserts its events. ok is false when the log moved on (and
+// nothing was written).
+func (w *writer) insert(ctx context.Context, tx pgx.Tx, run appendcheck.Run, data [][]byte, sum *loop.Summary) (ok bool, err error) {
+	prev := sum.LastSeq
+	for _, e := range run.Events {
+		sum.Apply(e)
+	}
+	sum.ID = run.SessionID
+	labels := []byte("{}")
+	if len(sum.Labels) > 0 {
+		labels, _ = json.Marshal(sum.Labels)
+	}
+	args := []any{sum.ID, sum.Tenant, sum.Task, sum.Model, string(sum.Status), string(sum.Reason), sum.Iteration, sum.MaxIterations,
+		sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Workspace, string(labels)}
+	var q string
+	if prev == 0 {
+		q = `INSERT INTO sessions (id, ` + summaryCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb)
+ON CONFLICT (id) DO NOTHING`
+	} else {
+		q = `UPDATE sessions SET tenant = $2, task = $3, model = $4, status = $5, reason = $6, iteration = $7, max_iterations = $8,
+	tokens = $9, cost_usd = $10, created_at = $11, updated_at = $12, last_seq = $13, workspace = $14, labels = $15::jsonb
+WHERE id = $1 AND last_seq = $16`
+		args = append(args, prev)
+	}
+	tag, err := tx.Exec(ctx, q, args...)
+	if err != nil {
+		return false, w.s.errf("session %s: update summary: %w", run.SessionID, err)
+	}
+	if tag.RowsAffected() != 1 {
+		return false, nil
+	}
+	n := len(run.Events)
+	seqs, types, versions, times, payloads := make([]int64, n), make([]string, n), make([]int32, n), make([]time.Time, n), make([]string, n)
+	for j, e := range run.Events {
+		seqs[j], types[j], versions[j], times[j], payloads[j] = e.Seq, string(e.Type), int32(e.Version), encodeTime(e.Time), string(data[j])
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO events (tenant, session_id, seq, type, version, time, data)
+SELECT $1, $2, s, t, v, tm, d::json FROM unnest($3::bigint[], $4::text[], $5::int[], $6::timestamptz[], $7::text[]) AS u(s, t, v, tm, d)`,
+		sum.Tenant, run.SessionID, seqs, types, versions, times, payloads)
+	if err != nil {
+		return false, w.s.errf("session %s: insert events %d–%d: %w", run.SessionID, run.First, run.Last, err)
+	}
+	return true, nil
+}
+
+// summary returns the cached summary of a session, reading it when it is
+// not cached or when fresh is set.
+func (w *writer) summary(ctx context.Context, tx pgx.Tx, id string, fresh bool) (loop.Summary, error) {
+	if sum, ok := w.cache[id]; ok && !fresh {
+		return sum, nil
+	}
+	var sum loop.Summary
+	err := scanSummary(tx.QueryRow(ctx, `SELECT `+summaryCols+` FROM sessions WHERE id = $1`, id), &sum, false)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		sum = loop.Summary{}
+	case err != nil:
+		return loop.Summary{}, fmt.Errorf("postgres store %s: session %s: read summary: %w", w.s.name, id, err)
+	default:
+		sum.ID = id
+	}
+	w.cache[id] = sum
+	return sum, nil
+}
