@@ -151,10 +151,29 @@ func (s *Service) Recover(ctx context.Context, c Caller) ([]*Started, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Only sessions without a live lease are tried: several servers run
+	// this every few seconds, and a lease read is cheaper than a claim.
+	var ids []string
+	for _, sum := range list {
+		if _, here := s.runner.Session(sum.ID); !here {
+			ids = append(ids, sum.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	leases, err := s.st.LeasesOf(ctx, ids...)
+	if err != nil {
+		return nil, err
+	}
+	now := s.cfg.Clock()
 	var out []*Started
 	for _, sum := range list {
 		if _, here := s.runner.Session(sum.ID); here {
 			continue
+		}
+		if le, held := leases[sum.ID]; held && le.Owner != s.cfg.Owner && le.Expires.After(now) && !processGone(le.Owner) {
+			continue // a live process runs it
 		}
 		if err := s.own(ctx, sum.ID); err != nil {
 			if errors.Is(err, store.ErrLeaseHeld) {

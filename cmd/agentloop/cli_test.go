@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/agentloop/agentloop/store/postgres/pgtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 		os.Stderr.Write(out)
 		panic(err)
 	}
-	code := m.Run()
+	code := pgtest.Main(m) // stops the PostgreSQL server a test started
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -65,7 +65,7 @@ func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context window in tokens: near it the conversation is condensed (default: --num-ctx for Ollama, else unknown and never condensed)")
 	fs.BoolVar(&o.streamTools, "stream-tools", false, "Ollama: stream replies even when tools are offered (default: \"stream\": false with tools)")
 	fs.StringVar(&o.dir, "dir", ".", "workspace directory the tools may read and change")
-	fs.StringVar(&o.db, "db", defaultDB(), "SQLite database of sessions ($AGENTLOOP_DB)")
+	fs.StringVar(&o.db, "db", defaultDB(), "session database: a SQLite file, or postgres://USER:PASS@HOST/DB ($AGENTLOOP_DB)")
 	fs.StringVar(&o.complexity, "complexity", "", "iteration limit by task size: trivial (5), standard (10) or complex (20)")
 	fs.StringVar(&o.agent, "profile", "", "agent profile from the config file (default: its default_profile)")
 	fs.StringVar(&o.configPath, "config", "", "config file (default $AGENTLOOP_CONFIG or ~/.config/agentloop/config.yaml, when it exists)")

@@ -58,7 +58,7 @@ func keysCreate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentloop keys create: %v\n", err)
 		return exitUsage
 	}
-	st, err := assemble.OpenSQLite(*db)
+	st, err := assemble.OpenStore(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -79,7 +79,7 @@ func keysList(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	st, err := assemble.OpenSQLite(*db)
+	st, err := assemble.OpenStore(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -112,7 +112,7 @@ func keysRevoke(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentloop keys revoke: name one key id (agentloop keys list shows them)")
 		return exitUsage
 	}
-	st, err := assemble.OpenSQLite(*db)
+	st, err := assemble.OpenStore(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

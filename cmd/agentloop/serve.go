@@ -48,6 +48,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	quotaRunning := fs.Int("quota-running", 0, "most sessions one tenant may run at once (0: no limit)")
 	quotaTokens := fs.Int("quota-tokens-day", 0, "most tokens one tenant's sessions may use in 24 hours (0: no limit)")
 	quotaUSD := fs.Float64("quota-usd-day", 0, "most US dollars one tenant's sessions may cost in 24 hours (0: no limit)")
+	leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "how long a server's claim on a session lasts unrenewed: with several servers on one PostgreSQL database, how soon another takes over the sessions of one that died")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: agentloop serve [flags]\n\nServes the HTTP API (/v1): sessions, their live event streams (SSE) and controls.")
 		fmt.Fprintln(stderr, "Sessions survive the server: they pause at SIGTERM and resume when it starts again.\n\nFlags:")
@@ -108,7 +109,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if err := os.MkdirAll(*workspaces, 0o700); err != nil {
 		return fail(stderr, "workspaces directory %s: %v", *workspaces, err)
 	}
-	st, err := assemble.OpenSQLite(*db)
+	st, err := assemble.OpenStore(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -121,7 +122,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	rc.OnDelta = func(id string, d model.Delta) { deltas.Publish(feed.Delta{SessionID: id, Delta: d}) }
 	sessionsCtx, stopSessions := context.WithCancelCause(context.Background())
 	defer stopSessions(nil)
-	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx})
+	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx, LeaseTTL: *leaseTTL})
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -155,11 +156,25 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	// stream's writes have their own deadline.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return reqCtx }}
-	fmt.Fprintf(stderr, "agentloop serve: listening on http://%s (auth %s, database %s)\n", ln.Addr(), *authMode, *db)
+	fmt.Fprintf(stderr, "agentloop serve: listening on http://%s (auth %s, database %s)\n", ln.Addr(), *authMode, assemble.DescribeDB(*db))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
 	recoverSessions(sessionsCtx, svc, log)
+	// Sessions of a server that dies later (several servers share a
+	// PostgreSQL database) are taken over once their lease runs out.
+	go func() {
+		t := time.NewTicker(max(*leaseTTL/2, 100*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-sessionsCtx.Done():
+				return
+			case <-t.C:
+				recoverSessions(sessionsCtx, svc, log)
+			}
+		}
+	}()
 	ready.Store(true)
 	fmt.Fprintf(stderr, "agentloop serve: the dashboard is at http://%s/\n", ln.Addr())
 	if *demo {

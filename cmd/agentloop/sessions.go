@@ -60,7 +60,7 @@ talks to that agentloop server instead of the local database.`)
 }
 
 func dbFlag(fs *flag.FlagSet) *string {
-	return fs.String("db", defaultDB(), "SQLite database of sessions ($AGENTLOOP_DB)")
+	return fs.String("db", defaultDB(), "session database: a SQLite file, or postgres://USER:PASS@HOST/DB ($AGENTLOOP_DB)")
 }
 
 func sessionsList(args []string, stdout, stderr io.Writer) int {
@@ -74,7 +74,7 @@ func sessionsList(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	st, err := assemble.OpenSQLite(*db)
+	st, err := assemble.OpenStore(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -112,7 +112,7 @@ func printList(list []loop.Summary, jsonOut bool, stdout, stderr io.Writer) int 
 }
 
 func loadState(db, id string) (*loop.State, []loop.Event, error) {
-	st, err := assemble.OpenSQLite(db)
+	st, err := assemble.OpenStore(db)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -434,7 +434,7 @@ func sessionsApprovals(args []string, stdout, stderr io.Writer) int {
 	}
 	ids := fs.Args()
 	if len(ids) == 0 {
-		st, err := assemble.OpenSQLite(*db)
+		st, err := assemble.OpenStore(*db)
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
@@ -476,7 +476,7 @@ func sessionsDelete(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: agentloop sessions delete ID")
 		return exitUsage
 	}
-	st, err := assemble.OpenSQLite(*db)
+	st, err := assemble.OpenStore(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -512,7 +512,7 @@ func recordOnly(name, usage string, args []string, stdout, stderr io.Writer,
 		fmt.Fprintf(stderr, "usage: agentloop sessions %s %s\n", name, usage)
 		return exitUsage
 	}
-	st, err := assemble.OpenSQLite(*db)
+	st, err := assemble.OpenStore(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -543,7 +543,7 @@ func sessionsRecover(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	st, err := assemble.OpenSQLite(*db)
+	st, err := assemble.OpenStore(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

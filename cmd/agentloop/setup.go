@@ -13,14 +13,14 @@ import (
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/service"
-	"github.com/agentloop/agentloop/store/sqlite"
+	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/tool/workspace"
 )
 
 // cliEnv is what a command needs to run sessions: the store, a runner
 // whose sessions resolve through package assemble, and the progress display.
 type cliEnv struct {
-	store       *sqlite.Store
+	store       store.Store
 	svc         *service.Service
 	caller      service.Caller
 	resolver    *assemble.Resolver
@@ -152,7 +152,7 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	}
 	env.resolver = &assemble.Resolver{Config: cfgFile, APIKey: o.apiKey, PromptTemplate: o.promptFile, Override: o.override(env.dir),
 		OnWorkspace: func(_ string, ws *workspace.Workspace) { env.ws = ws }}
-	if env.store, err = assemble.OpenSQLite(o.db); err != nil {
+	if env.store, err = assemble.OpenStore(o.db); err != nil {
 		return nil, err
 	}
 	env.feed = feed.New(env.store)
