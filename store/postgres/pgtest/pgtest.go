@@ -104,44 +104,58 @@ func start() (string, error) {
 	if u := os.Getenv("AGENTLOOP_TEST_POSTGRES"); u != "" {
 		return u, nil
 	}
+	url, stop, err := StartServer(false)
+	if err == nil {
+		stopped = stop
+	}
+	return url, err
+}
+
+// StartServer starts a PostgreSQL server in a temporary directory and
+// returns the URL of its postgres database and the function that stops it
+// and removes its files. A durable server fsyncs every commit, as a
+// production one does (benchmarks want that); tests run without.
+func StartServer(durable bool) (url string, stop func(), err error) {
 	bin, err := binaries()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	dir, err := os.MkdirTemp("", "agentloop-pg-")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	cred, err := runAs(dir)
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", err
+		return "", nil, err
 	}
 	data := filepath.Join(dir, "data")
 	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "agentloop", "-E", "UTF8", "--no-sync")
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := initdb.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return "", fmt.Errorf("initdb: %v: %s", err, out)
+		return "", nil, fmt.Errorf("initdb: %v: %s", err, out)
 	}
 	port, err := freePort()
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", err
+		return "", nil, err
 	}
-	// Throwaway data: no fsync. The benchmarks start their own server
-	// with durable settings.
-	pg := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=400", "-c", "shared_buffers=64MB")
+	args := []string{"-D", data, "-p", strconv.Itoa(port), "-k", dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "shared_buffers=128MB"}
+	if !durable {
+		// Throwaway data: no fsync.
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	pg := exec.Command(filepath.Join(bin, "postgres"), args...)
 	pg.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
 	logf, _ := os.Create(filepath.Join(dir, "postgres.log"))
 	pg.Stdout, pg.Stderr = logf, logf
 	if err := pg.Start(); err != nil {
 		os.RemoveAll(dir)
-		return "", fmt.Errorf("start postgres: %v", err)
+		return "", nil, fmt.Errorf("start postgres: %v", err)
 	}
-	stopped = func() {
+	stop = func() {
 		pg.Process.Signal(syscall.SIGINT) // fast shutdown
 		done := make(chan struct{})
 		go func() { pg.Wait(); close(done) }()
@@ -154,19 +168,19 @@ func start() (string, error) {
 		logf.Close()
 		os.RemoveAll(dir)
 	}
-	url := fmt.Sprintf("postgres://agentloop@127.0.0.1:%d/postgres?sslmode=disable", port)
+	url = fmt.Sprintf("postgres://agentloop@127.0.0.1:%d/postgres?sslmode=disable", port)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		conn, err := pgx.Connect(ctx, url)
 		cancel()
 		if err == nil {
 			conn.Close(context.Background())
-			return url, nil
+			return url, stop, nil
 		}
 	}
 	log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
-	stopped()
-	return "", fmt.Errorf("postgres did not accept connections within 30s: %s", log)
+	stop()
+	return "", nil, fmt.Errorf("postgres did not accept connections within 30s: %s", log)
 }
 
 // binaries finds the newest installed PostgreSQL's bin directory.

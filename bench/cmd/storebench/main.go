@@ -1,0 +1,204 @@
+// Command storebench measures the session stores as a server uses them:
+// S sessions append at once, one goroutine each, every event in its own
+// Append (as the runner writes them), five events an iteration. For SQLite
+// (the baseline, measured in the same run) and PostgreSQL (a durable
+// server it starts: fsync on, synchronous_commit on) it prints
+// iterations/s and the p50 / p99 latency of one Append at 1, 100 and
+// 1,000 concurrent sessions, with PostgreSQL's ratio to SQLite — and, to
+// show what group commit buys, PostgreSQL with one Append per transaction.
+//
+//	go run ./bench/cmd/storebench [-events 5000] [-sessions 1,100,1000] [-pg postgres://…] [-out FILE]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/postgres"
+	"github.com/agentloop/agentloop/store/postgres/pgtest"
+	"github.com/agentloop/agentloop/store/sqlite"
+	"github.com/agentloop/agentloop/store/storetest"
+)
+
+type result struct {
+	itersPerSec float64
+	p50, p99    time.Duration
+}
+
+func main() {
+	events := flag.Int("events", 5000, "events appended per measurement (five make an iteration)")
+	sessionsFlag := flag.String("sessions", "1,100,1000", "concurrent sessions to measure at")
+	pgURL := flag.String("pg", "", "a PostgreSQL server to use (its postgres database URL); default: start a durable one from the installed binaries")
+	out := flag.String("out", "", "also write the table to this file")
+	flag.Parse()
+	var counts []int
+	for _, f := range strings.Split(*sessionsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "storebench: -sessions: %q is not a count\n", f)
+			os.Exit(2)
+		}
+		counts = append(counts, n)
+	}
+	if *pgURL == "" {
+		url, stop, err := pgtest.StartServer(true)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "storebench: %v (or pass -pg URL)\n", err)
+			os.Exit(1)
+		}
+		defer stop()
+		*pgURL = url
+	}
+	dir, err := os.MkdirTemp("", "storebench")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(dir)
+
+	type config struct {
+		name string
+		open func(n int) (store.Store, error)
+	}
+	db := 0
+	newDB := func() string {
+		db++
+		name := fmt.Sprintf("bench_%d_%d", os.Getpid(), db)
+		conn, err := pgx.Connect(context.Background(), *pgURL)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), "CREATE DATABASE "+name); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		rest, query, _ := strings.Cut(*pgURL, "?")
+		url := rest[:strings.LastIndex(rest, "/")] + "/" + name
+		if query != "" {
+			url += "?" + query
+		}
+		return url
+	}
+	configs := []config{
+		{"SQLite (baseline)", func(n int) (store.Store, error) {
+			return sqlite.Open(filepath.Join(dir, fmt.Sprintf("s%d.db", n)))
+		}},
+		{"PostgreSQL", func(n int) (store.Store, error) {
+			return postgres.Open(context.Background(), newDB(), postgres.WithoutListen())
+		}},
+		{"PostgreSQL, one append per commit", func(n int) (store.Store, error) {
+			return postgres.Open(context.Background(), newDB(), postgres.WithoutListen(), postgres.WithMaxBatch(1))
+		}},
+	}
+	results := map[string]map[int]result{}
+	for _, c := range configs {
+		results[c.name] = map[int]result{}
+		for _, n := range counts {
+			st, err := c.open(n)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "storebench: %s: %v\n", c.name, err)
+				os.Exit(1)
+			}
+			r, err := measure(st, n, *events)
+			st.Close()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "storebench: %s, %d sessions: %v\n", c.name, n, err)
+				os.Exit(1)
+			}
+			results[c.name][n] = r
+			fmt.Fprintf(os.Stderr, "%-36s %5d sessions: %9.0f iterations/s  p50 %8s  p99 %8s\n", c.name, n, r.itersPerSec, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond))
+		}
+	}
+
+	w := io.Writer(os.Stdout)
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		w = io.MultiWriter(os.Stdout, f)
+	}
+	fmt.Fprintf(w, "# Store benchmark, %s\n\n", time.Now().Format("2006-01-02"))
+	fmt.Fprintf(w, "`go run ./bench/cmd/storebench -events %d` on %s/%s, %d CPUs. Every event is its own Append from its session's goroutine; five events make an iteration. PostgreSQL %s runs durable (fsync, synchronous_commit on) on this machine's disk; ratios are against SQLite at the same concurrency, measured in the same run.\n\n",
+		*events, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), serverVersion(*pgURL))
+	fmt.Fprintln(w, "| store | sessions | iterations/s | × SQLite | p50 append | p99 append |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
+	for _, c := range configs {
+		for _, n := range counts {
+			r, base := results[c.name][n], results[configs[0].name][n]
+			fmt.Fprintf(w, "| %s | %d | %.0f | %.2f | %s | %s |\n", c.name, n, r.itersPerSec, r.itersPerSec/base.itersPerSec, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond))
+		}
+	}
+}
+
+func serverVersion(url string) string {
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		return "?"
+	}
+	defer conn.Close(context.Background())
+	var v string
+	conn.QueryRow(context.Background(), "SHOW server_version").Scan(&v)
+	return v
+}
+
+// measure appends about total events over n sessions and times each Append.
+func measure(st store.Store, n, total int) (result, error) {
+	ctx := context.Background()
+	perSession := max(total/n, 5)
+	work := make([][]loop.Event, n)
+	for g := range n {
+		id := fmt.Sprintf("bench-%04d", g)
+		if err := st.Append(ctx, storetest.FakeEvent(id, 1)); err != nil {
+			return result{}, err
+		}
+		work[g] = storetest.FakeEvents(id, 2, 1+int64(perSession))
+	}
+	lat := make([][]time.Duration, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for g := range n {
+		wg.Go(func() {
+			for _, e := range work[g] {
+				t0 := time.Now()
+				if err := st.Append(ctx, e); err != nil {
+					errs <- err
+					return
+				}
+				lat[g] = append(lat[g], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	if err := <-errs; err != nil {
+		return result{}, err
+	}
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	return result{
+		itersPerSec: float64(len(all)) / 5 / elapsed.Seconds(),
+		p50:         all[len(all)/2],
+		p99:         all[len(all)*99/100],
+	}, nil
+}
