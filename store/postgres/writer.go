@@ -242,13 +242,18 @@ func (w *writer) writeAll(ctx context.Context, errs []error, wrote [][]bool) err
 		return w.s.errf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
-	var notices []string
+	p := pipeline{w: w, tx: tx, errs: errs, wrote: wrote, planned: map[string]loop.Summary{}}
 	for i, r := range w.taken {
 		wrote[i] = make([]bool, len(r.runs))
-		var fatal error
-		if errs[i], fatal = w.writeRequest(ctx, tx, r, wrote[i]); fatal != nil {
-			return fatal
+		if err := p.add(ctx, i, r); err != nil {
+			return err
 		}
+	}
+	if err := p.flush(ctx); err != nil {
+		return err
+	}
+	var notices []string
+	for i, r := range w.taken {
 		if errs[i] != nil {
 			continue
 		}
@@ -269,6 +274,156 @@ func (w *writer) writeAll(ctx context.Context, errs []error, wrote [][]bool) err
 		return w.s.errf("commit: %w", err)
 	}
 	return nil
+}
+
+// pipeline sends the common appends of a batch — one session, continuing
+// the log where the writer last left it — as one statement each, all in
+// one round trip. Anything else (a session not cached, a retry, a request
+// spanning sessions) flushes the pipeline and is written on its own.
+type pipeline struct {
+	w     *writer
+	tx    pgx.Tx
+	errs  []error
+	wrote [][]bool
+	// planned is each session's summary once the queued statements ran.
+	planned map[string]loop.Summary
+	batch   pgx.Batch
+	queued  []queuedAppend
+}
+
+type queuedAppend struct {
+	i   int // the request
+	sum loop.Summary
+}
+
+func (p *pipeline) add(ctx context.Context, i int, r *request) error {
+	if len(r.runs) == 1 {
+		run := r.runs[0]
+		sum, ok := p.planned[run.SessionID]
+		if !ok {
+			sum, ok = p.w.cache[run.SessionID]
+		}
+		if ok && run.First == sum.LastSeq+1 {
+			prev := sum.LastSeq
+			for _, e := range run.Events {
+				sum.Apply(e)
+			}
+			sum.ID = run.SessionID
+			q, args := appendStatement(r, run, r.data[0], &sum, prev)
+			p.batch.Queue(q, args...)
+			p.queued = append(p.queued, queuedAppend{i: i, sum: sum})
+			p.planned[run.SessionID] = sum
+			return nil
+		}
+	}
+	if err := p.flush(ctx); err != nil {
+		return err
+	}
+	var fatal error
+	p.errs[i], fatal = p.w.writeRequest(ctx, p.tx, r, p.wrote[i])
+	return fatal
+}
+
+// flush sends the queued statements and reads their outcomes. A statement
+// that inserted nothing found the log moved on (or the lease taken): its
+// request fails alone, and so do later ones of the same session.
+func (p *pipeline) flush(ctx context.Context) error {
+	if len(p.queued) == 0 {
+		return nil
+	}
+	br := p.tx.SendBatch(ctx, &p.batch)
+	failed := map[string]bool{}
+	for _, q := range p.queued {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			return p.w.s.errf("append: %w", err)
+		}
+		r := p.w.taken[q.i]
+		run := r.runs[0]
+		if tag.RowsAffected() == int64(len(run.Events)) && !failed[run.SessionID] {
+			p.wrote[q.i][0] = true
+			p.w.cache[run.SessionID] = q.sum
+			continue
+		}
+		failed[run.SessionID] = true
+		p.errs[q.i] = errStale // told apart below, once the batch is read
+	}
+	if err := br.Close(); err != nil {
+		return p.w.s.errf("append: %w", err)
+	}
+	for _, q := range p.queued {
+		if p.errs[q.i] != errStale {
+			continue
+		}
+		r := p.w.taken[q.i]
+		run := r.runs[0]
+		delete(p.w.cache, run.SessionID)
+		p.errs[q.i] = nil
+		if r.fenced {
+			var tok int64
+			err := p.tx.QueryRow(ctx, `SELECT token FROM leases WHERE session_id = $1`, run.SessionID).Scan(&tok)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return p.w.s.errf("session %s: read lease: %w", run.SessionID, err)
+			}
+			if tok != r.token || errors.Is(err, pgx.ErrNoRows) {
+				p.errs[q.i] = p.w.s.errf("append to session %s with lease token %d (current %d): %w", run.SessionID, r.token, tok, store.ErrLeaseLost)
+				continue
+			}
+		}
+		sum, err := p.w.summary(ctx, p.tx, run.SessionID, true)
+		if err != nil {
+			return err
+		}
+		p.errs[q.i] = appendcheck.Conflict(run, sum.LastSeq)
+	}
+	p.batch, p.queued = pgx.Batch{}, p.queued[:0]
+	clear(p.planned)
+	return nil
+}
+
+// errStale marks a queued append that wrote nothing, until flush says why.
+var errStale = errors.New("stale")
+
+// appendStatement is one statement that updates (or creates) a session's
+// summary row if its log still ends at prev — and, for a fenced append, if
+// the lease token is still the caller's, locking the lease row so no
+// other server can take it before this commits — and inserts the events
+// only then. It affects len(run.Events) rows or none.
+func appendStatement(r *request, run appendcheck.Run, data [][]byte, sum *loop.Summary, prev int64) (string, []any) {
+	labels := []byte("{}")
+	if len(sum.Labels) > 0 {
+		labels, _ = json.Marshal(sum.Labels)
+	}
+	n := len(run.Events)
+	seqs, types, versions, times, payloads := make([]int64, n), make([]string, n), make([]int32, n), make([]time.Time, n), make([]string, n)
+	for j, e := range run.Events {
+		seqs[j], types[j], versions[j], times[j], payloads[j] = e.Seq, string(e.Type), int32(e.Version), encodeTime(e.Time), string(data[j])
+	}
+	args := []any{run.SessionID, sum.Tenant, sum.Task, sum.Model, string(sum.Status), string(sum.Reason), sum.Iteration, sum.MaxIterations,
+		sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Workspace, string(labels),
+		prev, r.token, seqs, types, versions, times, payloads}
+	fence, guard := "", ""
+	if r.fenced {
+		fence = `fence AS (SELECT 1 FROM leases WHERE session_id = $1 AND token = $17 FOR SHARE), `
+		guard = ` AND EXISTS (SELECT 1 FROM fence)`
+	} else {
+		guard = ` AND $17::bigint IS NOT NULL`
+	}
+	var up string
+	if prev == 0 {
+		up = `INSERT INTO sessions (id, ` + summaryCols + `)
+	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb WHERE $16::bigint = 0` + guard + `
+	ON CONFLICT (id) DO NOTHING RETURNING id`
+	} else {
+		up = `UPDATE sessions SET tenant = $2, task = $3, model = $4, status = $5, reason = $6, iteration = $7, max_iterations = $8,
+	tokens = $9, cost_usd = $10, created_at = $11, updated_at = $12, last_seq = $13, workspace = $14, labels = $15::jsonb
+	WHERE id = $1 AND last_seq = $16` + guard + ` RETURNING id`
+	}
+	q := `WITH ` + fence + `up AS (` + up + `)
+INSERT INTO events (tenant, session_id, seq, type, version, time, data)
+SELECT $2, $1, s, t, v, tm, d::json FROM up, unnest($18::bigint[], $19::text[], $20::int[], $21::timestamptz[], $22::text[]) AS u(s, t, v, tm, d)`
+	return q, args
 }
 
 // writeRequest writes one request inside tx: its own error (conflict, lost
