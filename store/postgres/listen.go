@@ -12,8 +12,8 @@ import (
 // the database and passes other servers' notices to this store's
 // watchers (this store's own commits are passed on by its writer, with
 // their events). After a lost connection it reconnects and sends a notice
-// for every session updated meanwhile, so no watcher waits forever for a
-// notice that went missing.
+// for every session that may have moved meanwhile, so no watcher waits
+// forever for a notice that went missing.
 func (s *Store) listen(ctx context.Context, ready chan<- error) {
 	defer close(s.listenDone)
 	first := true
@@ -72,9 +72,10 @@ func (s *Store) listenOnce(ctx context.Context, listening func()) error {
 	}
 }
 
-// catchUp sends a notice for each session updated since t.
+// catchUp sends a notice for each session that may have moved while
+// nobody listened: every unfinished one, and those updated since t.
 func (s *Store) catchUp(ctx context.Context, t time.Time) {
-	rows, err := s.pool.Query(ctx, `SELECT tenant, id, last_seq FROM sessions WHERE updated_at >= $1`, t)
+	rows, err := s.pool.Query(ctx, `SELECT tenant, id, last_seq FROM sessions WHERE NOT (status = ANY($1)) OR updated_at >= $2`, finished, t)
 	if err != nil {
 		return
 	}
