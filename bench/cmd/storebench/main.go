@@ -131,6 +131,12 @@ func main() {
 		}
 	}
 
+	cross, err := crossServer(newDB())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "storebench: across servers: %v\n", err)
+		os.Exit(1)
+	}
+
 	w := io.Writer(os.Stdout)
 	if *out != "" {
 		f, err := os.Create(*out)
@@ -152,6 +158,74 @@ func main() {
 			fmt.Fprintf(w, "| %s | %d | %.0f | %.2f | %s | %s |\n", c.name, n, r.itersPerSec, r.itersPerSec/base.itersPerSec, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond))
 		}
 	}
+	fmt.Fprintf(w, "\nAcross servers (two stores on one durable PostgreSQL database, as two `agentloop serve`): from the moment one starts an Append to the moment the other, told by NOTIFY, has read the event — %d events of 10 sessions, one every 2 ms: p50 %s, p99 %s, max %s.\n",
+		cross.n, cross.p50.Round(time.Microsecond), cross.p99.Round(time.Microsecond), cross.max.Round(time.Microsecond))
+}
+
+type crossResult struct {
+	n             int
+	p50, p99, max time.Duration
+}
+
+// crossServer measures how soon an event appended through one store is
+// read through another on the same database.
+func crossServer(url string) (crossResult, error) {
+	ctx := context.Background()
+	a, err := postgres.Open(ctx, url)
+	if err != nil {
+		return crossResult{}, err
+	}
+	defer a.Close()
+	b, err := postgres.Open(ctx, url)
+	if err != nil {
+		return crossResult{}, err
+	}
+	defer b.Close()
+	const sessions, per = 10, 100
+	var mu sync.Mutex
+	sent := map[string]time.Time{} // session/seq → when its Append started
+	key := func(id string, seq int64) string { return fmt.Sprintf("%s/%d", id, seq) }
+	notices := make(chan store.Notice, sessions*per)
+	defer b.Watch(func(n store.Notice) { notices <- n })()
+	var lat []time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		seen := map[string]int64{}
+		for len(lat) < sessions*per {
+			n := <-notices
+			evs, err := b.LoadAfter(ctx, n.SessionID, seen[n.SessionID])
+			if err != nil {
+				continue
+			}
+			now := time.Now()
+			mu.Lock()
+			for _, e := range evs {
+				lat = append(lat, now.Sub(sent[key(e.SessionID, e.Seq)]))
+				seen[e.SessionID] = e.Seq
+			}
+			mu.Unlock()
+		}
+	}()
+	for seq := int64(1); seq <= per; seq++ {
+		for g := range sessions {
+			id := fmt.Sprintf("cross-%d", g)
+			mu.Lock()
+			sent[key(id, seq)] = time.Now()
+			mu.Unlock()
+			if err := a.Append(ctx, storetest.FakeEvent(id, seq)); err != nil {
+				return crossResult{}, err
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		return crossResult{}, fmt.Errorf("only %d of %d events reached the other store", len(lat), sessions*per)
+	}
+	slices.Sort(lat)
+	return crossResult{n: len(lat), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100], max: lat[len(lat)-1]}, nil
 }
 
 // withParam adds a run-time parameter to a connection URL.
