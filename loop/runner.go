@@ -298,7 +298,12 @@ func firstSet(s ...string) string {
 // Tool calls a crash interrupted are re-run only when the tool is
 // idempotent; otherwise the model is told their outcome is unknown.
 func (r *Runner) Resume(ctx context.Context, id string, note string) (*Session, error) {
-	return r.resume(ctx, id, func(s *Session, st *State) ([]Payload, error) {
+	return r.resume(ctx, id, resumeEvents(id, note))
+}
+
+// resumeEvents is what resuming a stopped session records.
+func resumeEvents(id, note string) func(s *Session, st *State) ([]Payload, error) {
+	return (func(s *Session, st *State) ([]Payload, error) {
 		if st.Status == StatusPaused || st.Status == StatusWaiting {
 			if len(st.PendingApprovals) > 0 {
 				return nil, fmt.Errorf("session %s is waiting for approval of %s (call %s): approve or deny it first", id, st.PendingApprovals[0].Name, st.PendingApprovals[0].CallID)
@@ -315,7 +320,12 @@ func (r *Runner) Reply(ctx context.Context, id, text string) (*Session, error) {
 	if text == "" {
 		return nil, errors.New("loop: the reply is empty")
 	}
-	return r.resume(ctx, id, func(s *Session, st *State) ([]Payload, error) {
+	return r.resume(ctx, id, replyEvents(ctx, id, text))
+}
+
+// replyEvents is what a person's reply to a stopped session records.
+func replyEvents(ctx context.Context, id, text string) func(s *Session, st *State) ([]Payload, error) {
+	return (func(s *Session, st *State) ([]Payload, error) {
 		if st.Status != StatusWaiting && st.Status != StatusPaused {
 			return nil, fmt.Errorf("session %s is %s; only a paused or waiting session takes a reply", id, st.Status)
 		}
@@ -353,7 +363,12 @@ type ApprovalDecision struct {
 // Decide records a decision on a pending approval and resumes the session
 // once nothing else is pending.
 func (r *Runner) Decide(ctx context.Context, id string, d ApprovalDecision) (*Session, error) {
-	return r.resume(ctx, id, func(s *Session, st *State) ([]Payload, error) {
+	return r.resume(ctx, id, decisionEvents(id, d))
+}
+
+// decisionEvents is what a decision on a pending approval records.
+func decisionEvents(id string, d ApprovalDecision) func(s *Session, st *State) ([]Payload, error) {
+	return (func(s *Session, st *State) ([]Payload, error) {
 		var p *PendingApproval
 		for i := range st.PendingApprovals {
 			if st.PendingApprovals[i].CallID == d.CallID {
@@ -375,6 +390,12 @@ func (r *Runner) Decide(ctx context.Context, id string, d ApprovalDecision) (*Se
 }
 
 func (r *Runner) resume(ctx context.Context, id string, prepare func(*Session, *State) ([]Payload, error)) (*Session, error) {
+	return r.record(ctx, id, prepare, true)
+}
+
+// record records what prepare returns for a stopped session and, when run
+// is set and the session is running after it, runs it here.
+func (r *Runner) record(ctx context.Context, id string, prepare func(*Session, *State) ([]Payload, error), run bool) (*Session, error) {
 	events, err := r.cfg.Log.Load(ctx, id)
 	if err != nil {
 		return nil, err
@@ -407,9 +428,9 @@ func (r *Runner) resume(ctx context.Context, id string, prepare func(*Session, *
 		r.release(s)
 		return nil, err
 	}
-	if s.state.Status == StatusWaiting || s.state.Status == StatusPaused {
-		// Still waiting (more approvals pending): nothing to run, and no
-		// model needed.
+	if !run || s.state.Status == StatusWaiting || s.state.Status == StatusPaused || s.state.Status.Finished() {
+		// Still waiting (more approvals pending), or recorded for a
+		// driver that runs it step by step: nothing to run here.
 		r.release(s)
 		close(s.done)
 		return s, nil

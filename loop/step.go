@@ -20,51 +20,61 @@ var (
 // loop looks at the state and takes the next step, so a session rebuilt from
 // its log after a crash continues exactly where the log stops.
 func (s *Session) run(ctx context.Context) error {
-	callCtx := ctx
-	if d := s.state.Limits.Timeout; d > 0 {
-		var cancel context.CancelFunc
-		left := s.state.StartedAt.Add(d).Sub(s.r.cfg.Clock()) // on the runner's clock
-		callCtx, cancel = context.WithTimeoutCause(ctx, left, errSessionTimeout)
-		defer cancel()
-	}
+	callCtx, cancel := s.withSessionTimeout(ctx)
+	defer cancel()
 	for {
-		st := s.state
-		if st.Status.Finished() || st.Status == StatusPaused || st.Status == StatusWaiting {
-			return s.flush(ctx)
-		}
-		if _, ok := s.terminateRequested(); ok {
-			return s.endTerminated(ctx)
-		}
-		if ctx.Err() != nil {
-			// The caller stopped us (Ctrl-C, shutdown): pause so the
-			// session can be resumed; an open iteration is redone.
-			if errors.Is(context.Cause(ctx), ErrShutdown) {
-				s.emit(&SessionPaused{Reason: ReasonShutdown, Detail: "the server shut down; it resumes the session when it starts again"})
-				continue
-			}
-			s.emit(&SessionPaused{Reason: ReasonInterrupted, Detail: "the process running the session stopped"})
-			continue
-		}
-		it := st.current()
-		open := it != nil && it.Status == IterationInProgress
-		var err error
-		switch {
-		case st.PendingAnswer != "" && !open:
-			// A final answer not settled yet (a crash came between).
-			err = s.settle(callCtx, st.PendingAnswer, st.answerChecked(st.Seq))
-		case open && !it.Responded:
-			err = s.callModel(callCtx)
-		case open && len(st.PendingCalls) > 0:
-			err = s.runCalls(callCtx)
-		case open:
-			err = s.endIteration(ctx)
-		default:
-			err = s.between(ctx)
-		}
-		if err != nil {
-			// Persistence failed: nothing more can be recorded safely.
+		if stopped, err := s.turn(ctx, callCtx); stopped || err != nil {
 			return err
 		}
+	}
+}
+
+// withSessionTimeout bounds the session's work by its timeout, on the
+// runner's clock.
+func (s *Session) withSessionTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := s.state.Limits.Timeout
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	left := s.state.StartedAt.Add(d).Sub(s.r.cfg.Clock())
+	return context.WithTimeoutCause(ctx, left, errSessionTimeout)
+}
+
+// turn takes the next step. stopped reports that the session no longer
+// runs here (ended, paused, waiting); err that persistence failed and
+// nothing more can be recorded safely.
+func (s *Session) turn(ctx, callCtx context.Context) (stopped bool, err error) {
+	st := s.state
+	if st.Status.Finished() || st.Status == StatusPaused || st.Status == StatusWaiting {
+		return true, s.flush(ctx)
+	}
+	if _, ok := s.terminateRequested(); ok {
+		return true, s.endTerminated(ctx)
+	}
+	if ctx.Err() != nil {
+		// The caller stopped us (Ctrl-C, shutdown): pause so the
+		// session can be resumed; an open iteration is redone.
+		if errors.Is(context.Cause(ctx), ErrShutdown) {
+			s.emit(&SessionPaused{Reason: ReasonShutdown, Detail: "the server shut down; it resumes the session when it starts again"})
+			return false, nil
+		}
+		s.emit(&SessionPaused{Reason: ReasonInterrupted, Detail: "the process running the session stopped"})
+		return false, nil
+	}
+	it := st.current()
+	open := it != nil && it.Status == IterationInProgress
+	switch {
+	case st.PendingAnswer != "" && !open:
+		// A final answer not settled yet (a crash came between).
+		return false, s.settle(callCtx, st.PendingAnswer, st.answerChecked(st.Seq))
+	case open && !it.Responded:
+		return false, s.callModel(callCtx)
+	case open && len(st.PendingCalls) > 0:
+		return false, s.runCalls(callCtx)
+	case open:
+		return false, s.endIteration(ctx)
+	default:
+		return false, s.between(ctx)
 	}
 }
 
