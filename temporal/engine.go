@@ -1,0 +1,102 @@
+package temporal
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentloop/agentloop/loop"
+)
+
+// NewWorker makes a worker of taskQueue that runs session workflows and
+// their steps on a's runner. Start it with Run or Start.
+func NewWorker(c client.Client, taskQueue string, a *Activities, opts worker.Options) worker.Worker {
+	w := worker.New(c, taskQueue, opts)
+	Register(w, a)
+	return w
+}
+
+// Register adds the workflow and activities to a worker (or a test
+// environment).
+func Register(w interface {
+	RegisterWorkflowWithOptions(any, workflow.RegisterOptions)
+	RegisterActivityWithOptions(any, activity.RegisterOptions)
+}, a *Activities) {
+	w.RegisterWorkflowWithOptions(SessionWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+	w.RegisterActivityWithOptions(a.Step, activity.RegisterOptions{Name: StepActivity})
+	w.RegisterActivityWithOptions(a.Control, activity.RegisterOptions{Name: ControlActivity})
+}
+
+// Engine starts sessions on Temporal and controls them. Runner records a
+// new session in the store (its session.started) before its workflow
+// starts; it runs nothing.
+type Engine struct {
+	Client    client.Client
+	Runner    *loop.Runner
+	TaskQueue string
+	// Input is the template of each workflow's input (timeouts, steps per
+	// run); SessionID is filled in.
+	Input Input
+}
+
+// Start records a session and starts its workflow.
+func (e *Engine) Start(ctx context.Context, task loop.Task) (string, error) {
+	st, err := e.Runner.Create(ctx, task)
+	if err != nil {
+		return "", err
+	}
+	if err := e.Run(ctx, st.ID); err != nil {
+		return st.ID, err
+	}
+	return st.ID, nil
+}
+
+// Run starts the workflow of a session already in the store (a session
+// moved to Temporal, or one whose workflow failed); a workflow already
+// running for it is left alone.
+func (e *Engine) Run(ctx context.Context, sessionID string) error {
+	in := e.Input
+	in.SessionID = sessionID
+	_, err := e.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        WorkflowID(sessionID),
+		TaskQueue: e.queue(),
+	}, WorkflowName, in)
+	if err != nil {
+		return fmt.Errorf("start the workflow of session %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+func (e *Engine) queue() string {
+	if e.TaskQueue != "" {
+		return e.TaskQueue
+	}
+	return DefaultTaskQueue
+}
+
+// Send delivers a person's control to a session's workflow.
+func (e *Engine) Send(ctx context.Context, sessionID string, c Control) error {
+	return e.Client.SignalWorkflow(ctx, WorkflowID(sessionID), "", ControlSignal, c)
+}
+
+// State asks a session's workflow where the session is.
+func (e *Engine) State(ctx context.Context, sessionID string) (Summary, error) {
+	v, err := e.Client.QueryWorkflow(ctx, WorkflowID(sessionID), "", StateQuery)
+	if err != nil {
+		return Summary{}, err
+	}
+	var s Summary
+	err = v.Get(&s)
+	return s, err
+}
+
+// Wait waits for a session's workflow to end (across continue-as-new).
+func (e *Engine) Wait(ctx context.Context, sessionID string) (Summary, error) {
+	var s Summary
+	err := e.Client.GetWorkflow(ctx, WorkflowID(sessionID), "").Get(ctx, &s)
+	return s, err
+}

@@ -1,0 +1,233 @@
+// Package temporal runs sessions on Temporal: a session is a workflow
+// whose code is the loop's decide part — which step comes next, when a
+// person's controls apply — and each step (a model call, the tool calls,
+// the bookkeeping between) is an activity with its own timeout and retry
+// policy. Pause, resume, reply, approve and terminate are signals; the
+// session's state is a query.
+//
+// The workflow history stays small: events, model replies and tool output
+// live in the agentloop store, and the history carries only the session ID
+// and a short summary of each step. A long session continues as new every
+// StepsPerRun steps, carrying the controls not yet applied.
+//
+// Exactly once: every step is rebuilt from the store's log and durable
+// before its activity completes, so an activity retried after a worker
+// died continues from what the log holds — a recorded model reply is not
+// asked for again, and a tool call that may have half-run is re-run only
+// if its tool is idempotent (otherwise the model is told its outcome is
+// unknown), as after a crash of a local runner.
+package temporal
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentloop/agentloop/loop"
+)
+
+// Names Temporal knows agentloop's workflow, activities, signal and query by.
+const (
+	WorkflowName     = "agentloop.session"
+	StepActivity     = "agentloop.step"
+	ControlActivity  = "agentloop.control"
+	ControlSignal    = "control"
+	StateQuery       = "state"
+	DefaultTaskQueue = "agentloop"
+)
+
+// WorkflowID is the workflow that runs a session.
+func WorkflowID(sessionID string) string { return "agentloop-session-" + sessionID }
+
+// Input starts (or continues) a session's workflow.
+type Input struct {
+	SessionID string
+	// StepsPerRun is how many steps one run takes before it continues as
+	// new (default 200): the history stays bounded however long the
+	// session.
+	StepsPerRun int
+	// Timeouts of one step's activity, by kind (defaults: model 10 min,
+	// tools 30 min, bookkeeping 15 min), and how often a running step
+	// must heartbeat (default 30 s): a worker that died is noticed then.
+	ModelTimeout, ToolsTimeout, BookkeepingTimeout, Heartbeat time.Duration
+	// Carried across continue-as-new: where the session was and the
+	// controls not applied yet.
+	Last    *Summary
+	Pending loop.StepControls
+	Queue   []Control
+}
+
+// Summary is what the history keeps of a step: the session's position,
+// never its content.
+type Summary struct {
+	Status    loop.Status
+	Reason    loop.StopReason
+	Next      loop.StepKind
+	Seq       int64
+	Iteration int
+}
+
+func summarize(st *loop.State) Summary {
+	return Summary{Status: st.Status, Reason: st.Reason, Next: loop.NextStep(st), Seq: st.Seq, Iteration: st.CurrentIteration}
+}
+
+// ControlKind is a person's control, sent as the control signal.
+type ControlKind string
+
+const (
+	ControlPause     ControlKind = "pause"
+	ControlResume    ControlKind = "resume"
+	ControlReply     ControlKind = "reply"
+	ControlGuide     ControlKind = "guide"
+	ControlDecide    ControlKind = "decide"
+	ControlTerminate ControlKind = "terminate"
+)
+
+// Control is the control signal's payload.
+type Control struct {
+	Kind     ControlKind
+	Text     string
+	Decision *loop.ApprovalDecision `json:",omitempty"`
+}
+
+// SessionWorkflow runs a session step by step until it ends. Workflow
+// code: deterministic — no clock, randomness or goroutines of its own.
+func SessionWorkflow(ctx workflow.Context, in Input) (Summary, error) {
+	if in.StepsPerRun <= 0 {
+		in.StepsPerRun = 200
+	}
+	var cur Summary
+	known := in.Last != nil
+	if known {
+		cur = *in.Last
+	}
+	pending, queue := in.Pending, in.Queue
+	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (Summary, error) { return cur, nil }); err != nil {
+		return cur, err
+	}
+	signals := workflow.GetSignalChannel(ctx, ControlSignal)
+	take := func(c Control) {
+		switch c.Kind {
+		case ControlPause:
+			pending.Pause = firstNonEmpty(c.Text, "paused")
+		case ControlGuide:
+			pending.Guidance = append(pending.Guidance, c.Text)
+		case ControlTerminate:
+			pending.Terminate = firstNonEmpty(c.Text, "terminated by user")
+		default:
+			queue = append(queue, c)
+		}
+	}
+	drain := func() {
+		for {
+			var c Control
+			if !signals.ReceiveAsync(&c) {
+				return
+			}
+			take(c)
+		}
+	}
+	for steps := 0; ; {
+		drain()
+		if known && cur.Status.Finished() {
+			return cur, nil
+		}
+		stopped := known && (cur.Status == loop.StatusPaused || cur.Status == loop.StatusWaiting)
+		if stopped && pending.Terminate == "" {
+			if len(queue) == 0 {
+				// Nothing to do until a person acts.
+				var c Control
+				signals.Receive(ctx, &c)
+				take(c)
+				continue
+			}
+			c := queue[0]
+			queue = queue[1:]
+			actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+				StartToCloseTimeout: orDefault(in.BookkeepingTimeout, 15*time.Minute),
+				RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{refusedType}},
+			})
+			var next Summary
+			if err := workflow.ExecuteActivity(actx, ControlActivity, in.SessionID, c).Get(ctx, &next); err != nil {
+				workflow.GetLogger(ctx).Warn("control refused", "session", in.SessionID, "control", string(c.Kind), "error", err)
+				continue // refused (e.g. a reply to a session waiting for approval): the session stays as it is
+			}
+			cur = next
+			continue
+		}
+		if !stopped && len(queue) > 0 {
+			queue = nil // resume/reply/decide for a running session: nothing to apply
+		}
+		kind := cur.Next
+		if !known {
+			kind = loop.StepBookkeeping
+		}
+		controls := loop.StepControls{Terminate: pending.Terminate}
+		if kind == loop.StepBookkeeping {
+			// Pauses and guidance apply at an iteration boundary.
+			controls.Pause, controls.Guidance = pending.Pause, pending.Guidance
+		}
+		actx := workflow.WithActivityOptions(ctx, stepOptions(in, kind))
+		var next Summary
+		if err := workflow.ExecuteActivity(actx, StepActivity, in.SessionID, controls).Get(ctx, &next); err != nil {
+			return cur, err
+		}
+		cur, known = next, true
+		if kind == loop.StepBookkeeping {
+			pending.Guidance = nil
+			if cur.Status != loop.StatusRunning {
+				pending.Pause = ""
+			}
+		}
+		if cur.Status.Finished() {
+			pending.Terminate = ""
+		}
+		steps++
+		if steps >= in.StepsPerRun && cur.Status == loop.StatusRunning {
+			drain()
+			next := in
+			next.Last, next.Pending, next.Queue = &cur, pending, queue
+			return cur, workflow.NewContinueAsNewError(ctx, SessionWorkflow, next)
+		}
+	}
+}
+
+// stepOptions are the timeout and retry policy of one kind of step.
+func stepOptions(in Input, kind loop.StepKind) workflow.ActivityOptions {
+	timeout := orDefault(in.BookkeepingTimeout, 15*time.Minute)
+	switch kind {
+	case loop.StepModel:
+		timeout = orDefault(in.ModelTimeout, 10*time.Minute)
+	case loop.StepTools:
+		timeout = orDefault(in.ToolsTimeout, 30*time.Minute)
+	}
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: timeout,
+		HeartbeatTimeout:    orDefault(in.Heartbeat, 30*time.Second),
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+			// A step is safe to retry (it continues from the log); a
+			// session that cannot be stepped at all is not.
+			NonRetryableErrorTypes: []string{refusedType},
+		},
+	}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
