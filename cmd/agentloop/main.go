@@ -33,6 +33,7 @@ func commands() []command {
 		{"serve", "serve the HTTP API: sessions, live event streams, controls (agentloop serve --addr 127.0.0.1:7420)", cmdServe},
 		{"keys", "API keys for the server: agentloop keys create --tenant T --role operator; keys list; keys revoke ID", cmdKeys},
 		{"db", "the session database: agentloop db migrate [--db postgres://…] brings its schema up to date", cmdDB},
+		{"worker", "run sessions on Temporal: agentloop worker --temporal HOST:PORT [--db …]", cmdWorker},
 		{"parse-toolcalls", "read model text on stdin and print the tool calls found in it", cmdParseToolCalls},
 		{"config", "check the config file: agentloop config check [FILE]", cmdConfig},
 		{"prompt", "print the default system prompt (--tokens: its token count)", cmdPrompt},

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/agentloop/agentloop/assemble"
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/temporal"
+)
+
+// cmdWorker runs session workflows and their steps for a Temporal
+// cluster until SIGTERM or Ctrl-C.
+func cmdWorker(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	hostPort := fs.String("temporal", os.Getenv("AGENTLOOP_TEMPORAL"), "the Temporal frontend, HOST:PORT ($AGENTLOOP_TEMPORAL)")
+	namespace := fs.String("namespace", "default", "the Temporal namespace")
+	queue := fs.String("task-queue", temporal.DefaultTaskQueue, "the task queue sessions are started on")
+	db := dbFlag(fs)
+	heartbeat := fs.Duration("heartbeat", 5*time.Second, "how often a running step tells Temporal it is alive (keep it well under the workflows' heartbeat timeout)")
+	maxSteps := fs.Int("max-concurrent-steps", 0, "most steps this worker runs at once (0: the SDK's default)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: agentloop worker --temporal HOST:PORT [flags]\n\nRuns agentloop sessions as Temporal workflows: each model call, the tool calls and the")
+		fmt.Fprintln(stderr, "bookkeeping between are activities; events live in the session database (--db), which")
+		fmt.Fprintln(stderr, "every worker and server of the deployment must share (PostgreSQL across machines).\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *hostPort == "" {
+		fmt.Fprintln(stderr, "agentloop worker: --temporal HOST:PORT is required (e.g. 127.0.0.1:7233 for `temporal server start-dev`)")
+		return exitUsage
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	st, err := assemble.OpenStore(*db)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer st.Close()
+	prices, err := assemble.Prices("")
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	resolver := &assemble.Resolver{}
+	runner, err := loop.New(resolver.RunnerConfig(st, prices))
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	c, err := client.Dial(client.Options{HostPort: *hostPort, Namespace: *namespace, Logger: tlog.NewStructuredLogger(log)})
+	if err != nil {
+		return fail(stderr, "connecting to Temporal at %s: %v (is it running? `temporal server start-dev` starts one)", *hostPort, err)
+	}
+	defer c.Close()
+	w := temporal.NewWorker(c, *queue, &temporal.Activities{Runner: runner, HeartbeatEvery: *heartbeat},
+		worker.Options{MaxConcurrentActivityExecutionSize: *maxSteps})
+	if err := w.Start(); err != nil {
+		return fail(stderr, "starting the worker: %v", err)
+	}
+	fmt.Fprintf(stderr, "agentloop worker: running sessions from task queue %s on %s (namespace %s, database %s)\n", *queue, *hostPort, *namespace, assemble.DescribeDB(*db))
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	<-sig
+	fmt.Fprintln(stderr, "agentloop worker: stopping (steps under way finish first)")
+	w.Stop()
+	return 0
+}

@@ -1,0 +1,94 @@
+// Package temporaltest gives tests a real Temporal dev server: the
+// Temporal CLI's `temporal server start-dev`, found as $AGENTLOOP_TEMPORAL_CLI,
+// on PATH, or where .ci/run caches it
+// (${XDG_CACHE_HOME:-~/.cache}/agentloop/bin/temporal-v1.5.1). Without it tests
+// skip, saying how to get it; with AGENTLOOP_TEMPORAL_TESTS set (CI sets
+// it) they fail instead.
+package temporaltest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// CLI finds the Temporal CLI.
+func CLI() (string, error) {
+	if p := os.Getenv("AGENTLOOP_TEMPORAL_CLI"); p != "" {
+		return p, nil
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p, nil
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	p := filepath.Join(cache, "agentloop", "bin", "temporal-v1.5.1")
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("no Temporal CLI (go install github.com/temporalio/cli/cmd/temporal@v1.5.1, or set AGENTLOOP_TEMPORAL_CLI)")
+}
+
+// Start starts a dev server on a free loopback port for the test and
+// returns its frontend's HOST:PORT; it stops with the test.
+func Start(t testing.TB) string {
+	t.Helper()
+	cli, err := CLI()
+	if err != nil {
+		if os.Getenv("AGENTLOOP_TEMPORAL_TESTS") != "" {
+			t.Fatalf("AGENTLOOP_TEMPORAL_TESTS is set but: %v", err)
+		}
+		t.Skipf("%v", err)
+	}
+	port, uiPort := freePort(t), freePort(t)
+	dir := t.TempDir()
+	cmd := exec.Command(cli, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--http-port", strconv.Itoa(uiPort), "--metrics-port", strconv.Itoa(freePort(t)), "--log-level", "error",
+		"--db-filename", filepath.Join(dir, "temporal.db"))
+	logf, _ := os.Create(filepath.Join(dir, "server.log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("temporal server start-dev: %v", err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		logf.Close()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+	t.Fatalf("the Temporal dev server did not listen on %s within 60s:\n%s", addr, b)
+	return ""
+}
+
+func freePort(t testing.TB) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
