@@ -85,6 +85,9 @@ func (s *Service) control(ctx context.Context, c Caller, ctl store.Control) (*Re
 		return nil, conflict("session %s has ended (%s, %s): there is nothing to %s", st.ID, st.Status, st.Reason, ctl.Kind)
 	}
 	ctl.Subject = c.Subject
+	if s.cfg.Engine != nil {
+		return s.controlOnEngine(ctx, ctl)
+	}
 	if sess, ok := s.runner.Session(ctl.SessionID); ok {
 		return s.applyLive(sess, ctl)
 	}

@@ -59,6 +59,9 @@ type Config struct {
 	// with cause loop.ErrShutdown they pause with reason shutdown, else
 	// interrupted. Default: never cancelled.
 	Context context.Context
+	// Engine, when set, drives the sessions (see Engine): this process
+	// records them and passes controls on, and runs none itself.
+	Engine Engine
 }
 
 // Service is the control API over one store and one runner.

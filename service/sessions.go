@@ -28,6 +28,20 @@ func (s *Service) Start(ctx context.Context, c Caller, task loop.Task) (*Started
 	if task.ID == "" {
 		task.ID = s.cfg.Runner.NewID()
 	}
+	if s.cfg.Engine != nil {
+		started, err := s.startOnEngine(ctx, task.ID, func() error {
+			if _, err := s.runner.Create(ctx, task); err != nil && !errors.Is(err, loop.ErrSeqConflict) {
+				return invalid("%v", err)
+			} else if err != nil {
+				return err
+			}
+			return nil
+		})
+		if errors.Is(err, store.ErrLeaseHeld) || errors.Is(err, loop.ErrSeqConflict) {
+			return nil, conflict("session %s already exists", task.ID)
+		}
+		return started, err
+	}
 	if err := s.own(ctx, task.ID); err != nil {
 		if errors.Is(err, store.ErrLeaseHeld) {
 			return nil, conflict("session %s already exists and runs elsewhere", task.ID)
@@ -146,6 +160,9 @@ func (s *Service) load(ctx context.Context, c Caller, id string) (*loop.State, *
 func (s *Service) Recover(ctx context.Context, c Caller) ([]*Started, error) {
 	if err := c.need(ScopeControl); err != nil {
 		return nil, err
+	}
+	if s.cfg.Engine != nil {
+		return nil, nil // the engine keeps its sessions going
 	}
 	list, err := s.List(ctx, c, store.Filter{Status: []loop.Status{loop.StatusRunning}})
 	if err != nil {

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"go.temporal.io/sdk/activity"
@@ -10,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
 )
 
 // NewWorker makes a worker of taskQueue that runs session workflows and
@@ -99,4 +101,28 @@ func (e *Engine) Wait(ctx context.Context, sessionID string) (Summary, error) {
 	var s Summary
 	err := e.Client.GetWorkflow(ctx, WorkflowID(sessionID), "").Get(ctx, &s)
 	return s, err
+}
+
+// Control delivers a control stored by the service (service.Engine).
+func (e *Engine) Control(ctx context.Context, sessionID string, ctl store.Control) error {
+	c := Control{Text: ctl.Text}
+	switch ctl.Kind {
+	case store.ControlPause:
+		c.Kind = ControlPause
+	case store.ControlResume:
+		c.Kind = ControlResume
+	case store.ControlReply:
+		c.Kind = ControlReply
+	case store.ControlTerminate:
+		c.Kind = ControlTerminate
+	case store.ControlDecide:
+		var d loop.ApprovalDecision
+		if err := json.Unmarshal(ctl.Decision, &d); err != nil {
+			return fmt.Errorf("the decision is not readable: %w", err)
+		}
+		c.Kind, c.Decision = ControlDecide, &d
+	default:
+		return fmt.Errorf("unknown control %q", ctl.Kind)
+	}
+	return e.Send(ctx, sessionID, c)
 }

@@ -157,7 +157,14 @@ func SessionWorkflow(ctx workflow.Context, in Input) (Summary, error) {
 			continue
 		}
 		if !stopped && len(queue) > 0 {
-			queue = nil // resume/reply/decide for a running session: nothing to apply
+			// A reply to a running session is the model's next message;
+			// a resume or decision for it has nothing to apply.
+			for _, c := range queue {
+				if c.Kind == ControlReply {
+					pending.Guidance = append(pending.Guidance, c.Text)
+				}
+			}
+			queue = nil
 		}
 		kind := cur.Next
 		if !known {

@@ -24,7 +24,10 @@ import (
 	"github.com/agentloop/agentloop/server"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/temporal"
 	"github.com/agentloop/agentloop/web"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
 )
 
 // cmdServe runs the HTTP API until SIGTERM or Ctrl-C.
@@ -48,6 +51,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	quotaRunning := fs.Int("quota-running", 0, "most sessions one tenant may run at once (0: no limit)")
 	quotaTokens := fs.Int("quota-tokens-day", 0, "most tokens one tenant's sessions may use in 24 hours (0: no limit)")
 	quotaUSD := fs.Float64("quota-usd-day", 0, "most US dollars one tenant's sessions may cost in 24 hours (0: no limit)")
+	engineName := fs.String("engine", "local", "where sessions run: local (in this server) or temporal (as Temporal workflows, run by agentloop worker; needs --temporal and a PostgreSQL --db)")
+	temporalAddr := fs.String("temporal", os.Getenv("AGENTLOOP_TEMPORAL"), "with --engine temporal: the Temporal frontend, HOST:PORT ($AGENTLOOP_TEMPORAL)")
+	namespace := fs.String("namespace", "default", "with --engine temporal: the Temporal namespace")
+	taskQueue := fs.String("task-queue", temporal.DefaultTaskQueue, "with --engine temporal: the task queue the workers poll")
 	leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "how long a server's claim on a session lasts unrenewed: with several servers on one PostgreSQL database, how soon another takes over the sessions of one that died")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: agentloop serve [flags]\n\nServes the HTTP API (/v1): sessions, their live event streams (SSE) and controls.")
@@ -109,11 +116,35 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if err := os.MkdirAll(*workspaces, 0o700); err != nil {
 		return fail(stderr, "workspaces directory %s: %v", *workspaces, err)
 	}
+	switch *engineName {
+	case "local":
+	case "temporal":
+		if *temporalAddr == "" {
+			fmt.Fprintln(stderr, "agentloop serve: --engine temporal needs --temporal HOST:PORT (e.g. 127.0.0.1:7233 for `temporal server start-dev`)")
+			return exitUsage
+		}
+		if !assemble.IsPostgres(*db) {
+			fmt.Fprintln(stderr, "agentloop serve: --engine temporal needs a PostgreSQL --db (postgres://…): the workers write the events, and PostgreSQL tells this server of them as they happen")
+			return exitUsage
+		}
+	default:
+		fmt.Fprintln(stderr, "agentloop serve: --engine is local or temporal")
+		return exitUsage
+	}
 	st, err := assemble.OpenStore(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
 	defer st.Close()
+	var engine service.Engine
+	if *engineName == "temporal" {
+		tc, err := client.Dial(client.Options{HostPort: *temporalAddr, Namespace: *namespace, Logger: tlog.NewStructuredLogger(log)})
+		if err != nil {
+			return fail(stderr, "connecting to Temporal at %s: %v (is it running? `temporal server start-dev` starts one)", *temporalAddr, err)
+		}
+		defer tc.Close()
+		engine = &temporal.Engine{Client: tc, TaskQueue: *taskQueue}
+	}
 
 	deltas := &feed.Deltas{}
 	tracked := &server.Workspaces{}
@@ -122,7 +153,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	rc.OnDelta = func(id string, d model.Delta) { deltas.Publish(feed.Delta{SessionID: id, Delta: d}) }
 	sessionsCtx, stopSessions := context.WithCancelCause(context.Background())
 	defer stopSessions(nil)
-	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx, LeaseTTL: *leaseTTL})
+	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx, LeaseTTL: *leaseTTL, Engine: engine})
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

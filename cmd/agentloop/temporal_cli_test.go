@@ -23,6 +23,7 @@ import (
 	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model/price"
+	"github.com/agentloop/agentloop/store/postgres/pgtest"
 	"github.com/agentloop/agentloop/temporal"
 	"github.com/agentloop/agentloop/temporal/temporaltest"
 )
@@ -203,6 +204,77 @@ func TestTemporalWorkersSurviveSIGKILL(t *testing.T) {
 		}
 		if os.Getenv("AGENTLOOP_SAVE_HISTORY") != "" {
 			temporal.WriteHistory(filepath.Join("..", "..", "temporal", "testdata", "history.json"), hist)
+		}
+	}
+}
+
+// The HTTP API unchanged on Temporal: `agentloop serve --engine temporal`
+// records sessions and hands them to workflows that `agentloop worker`
+// runs; their events stream live through the server (PostgreSQL tells it
+// of the workers' commits), and pause, resume and terminate reach them.
+func TestServeOnTemporal(t *testing.T) {
+	hostPort := temporaltest.Start(t)
+	c := newCLI(t)
+	c.db = pgtest.URL(t)
+	ws := t.TempDir()
+	w := c.start("worker", "--temporal", hostPort, "--db", c.db, "--task-queue", "api")
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(w.err.String(), "agentloop worker: running"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker did not start:\n%s", w.err.String())
+		}
+	}
+	s := c.serve("--engine", "temporal", "--temporal", hostPort, "--task-queue", "api", "--workspaces", ws, "--yes")
+
+	var steps []string
+	for i := range 8 {
+		steps = append(steps, fmt.Sprintf(`{"tool_calls":[{"name":"write_file","arguments":{"path":"f%d.txt","content":"%d"}}],"delay":"150ms"}`, i, i))
+	}
+	model := writeScript(t, `{"steps":[`+strings.Join(append(steps, `{"text":"wrote eight files"}`), ",")+`]}`)
+	create := func(name string) string {
+		var created struct{ ID string }
+		if code := apiCall(t, "POST", s.url+"/v1/sessions", fmt.Sprintf(`{"task":"write eight files","model":"script:%s","workspace":%q,"max_iterations":20}`, model, name), &created); code != 201 {
+			t.Fatalf("create: %d\n%s", code, s.errText())
+		}
+		return created.ID
+	}
+	a, b := create("a"), create("b")
+
+	// Live through the server while a worker runs it.
+	ids, _ := sseIDs(t, s.url, a, "", 10)
+	if len(ids) < 5 {
+		t.Fatalf("streamed %v", ids)
+	}
+	var out struct{ Outcome string }
+	if code := apiCall(t, "POST", s.url+"/v1/sessions/"+a+"/pause", `{"reason":"look"}`, &out); code >= 300 {
+		t.Fatalf("pause: %d", code)
+	}
+	for deadline := time.Now().Add(30 * time.Second); statusOf(t, s.url, a) != "paused"; time.Sleep(50 * time.Millisecond) {
+		if st := statusOf(t, s.url, a); time.Now().After(deadline) || st == "completed" {
+			t.Fatalf("after pause: %s\nworker: %s", st, w.err.String())
+		}
+	}
+	if code := apiCall(t, "POST", s.url+"/v1/sessions/"+b+"/terminate", `{"reason":"different_approach"}`, &out); code >= 300 {
+		t.Fatalf("terminate: %d", code)
+	}
+	if code := apiCall(t, "POST", s.url+"/v1/sessions/"+a+"/resume", `{}`, &out); code >= 300 {
+		t.Fatalf("resume: %d", code)
+	}
+	for _, want := range []struct{ id, status string }{{a, "completed"}, {b, "terminated"}} {
+		for deadline := time.Now().Add(60 * time.Second); statusOf(t, s.url, want.id) != want.status; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("session %s is %s, want %s\nworker: %s", want.id, statusOf(t, s.url, want.id), want.status, w.err.String())
+			}
+		}
+	}
+	for i := range 8 {
+		if got, err := os.ReadFile(filepath.Join(ws, "a", fmt.Sprintf("f%d.txt", i))); err != nil || string(got) != fmt.Sprint(i) {
+			t.Fatalf("a/f%d.txt: %q %v", i, got, err)
+		}
+	}
+	evs := allEvents(t, s.url, a)
+	for k, e := range evs {
+		if e.Seq != int64(k+1) {
+			t.Fatalf("a gap or repeat at %d", k+1)
 		}
 	}
 }
