@@ -24,9 +24,10 @@ const (
 	StepModel StepKind = "model"
 	// StepTools runs the tool calls the model asked for.
 	StepTools StepKind = "tools"
-	// StepBookkeeping settles what comes between: a person's messages,
-	// controls, stop conditions, the next iteration, a final answer's
-	// checks (verification and gates run here too).
+	// StepBookkeeping settles what comes between: closing an iteration, a
+	// person's messages, controls, stop conditions, opening the next
+	// iteration, a final answer's checks (verification and gates run here
+	// too) — every such turn up to the next model call or tool calls.
 	StepBookkeeping StepKind = "bookkeeping"
 )
 
@@ -106,8 +107,16 @@ func (r *Runner) Step(ctx context.Context, id string, c StepControls) (*State, e
 	}
 	callCtx, cancel := s.withSessionTimeout(ctx)
 	defer cancel()
-	if _, err := s.turn(ctx, callCtx); err != nil {
-		return nil, err
+	// Bookkeeping turns in a row (closing an iteration, then opening the
+	// next) are one step: only a model call or the tool calls end it.
+	for first := true; first || (s.state.Status == StatusRunning && NextStep(s.state) == StepBookkeeping && ctx.Err() == nil); first = false {
+		kind := NextStep(s.state)
+		if _, err := s.turn(ctx, callCtx); err != nil {
+			return nil, err
+		}
+		if kind != StepBookkeeping {
+			break
+		}
 	}
 	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		// The driver cancelled the step (a worker shutting down): what

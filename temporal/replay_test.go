@@ -9,14 +9,18 @@ import (
 	"github.com/agentloop/agentloop/temporal"
 )
 
-// A history recorded from a real dev server (a session whose worker was
+// Histories recorded from a real dev server — history-v0.json before
+// bookkeeping became a local activity (kept: old workflows must replay),
+// history.json after (a session whose worker was
 // SIGKILLed mid-step; regenerate with AGENTLOOP_SAVE_HISTORY=1 go test
 // ./cmd/agentloop -run TestTemporalWorkersSurviveSIGKILL) replays against
 // today's workflow code: a change that breaks determinism fails here.
 func TestRecordedHistoryReplays(t *testing.T) {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(temporal.SessionWorkflow, workflow.RegisterOptions{Name: temporal.WorkflowName})
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/history.json"); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"testdata/history-v0.json", "testdata/history.json"} {
+		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
 	}
 }

@@ -106,6 +106,9 @@ func SessionWorkflow(ctx workflow.Context, in Input) (Summary, error) {
 	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (Summary, error) { return cur, nil }); err != nil {
 		return cur, err
 	}
+	// Histories recorded before bookkeeping ran as a local activity
+	// replay as they ran (see testdata/history-v0.json).
+	localBookkeeping := workflow.GetVersion(ctx, "local-bookkeeping", workflow.DefaultVersion, 1) == 1
 	signals := workflow.GetSignalChannel(ctx, ControlSignal)
 	take := func(c Control) {
 		switch c.Kind {
@@ -175,9 +178,20 @@ func SessionWorkflow(ctx workflow.Context, in Input) (Summary, error) {
 			// Pauses and guidance apply at an iteration boundary.
 			controls.Pause, controls.Guidance = pending.Pause, pending.Guidance
 		}
-		actx := workflow.WithActivityOptions(ctx, stepOptions(in, kind))
 		var next Summary
-		if err := workflow.ExecuteActivity(actx, StepActivity, in.SessionID, controls).Get(ctx, &next); err != nil {
+		var step workflow.Future
+		if kind == loop.StepBookkeeping && localBookkeeping {
+			// Bookkeeping runs beside the workflow code (a local
+			// activity): no round trip through the server for it.
+			lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+				StartToCloseTimeout: orDefault(in.BookkeepingTimeout, 15*time.Minute),
+				RetryPolicy:         stepOptions(in, kind).RetryPolicy,
+			})
+			step = workflow.ExecuteLocalActivity(lctx, StepActivity, in.SessionID, controls)
+		} else {
+			step = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, stepOptions(in, kind)), StepActivity, in.SessionID, controls)
+		}
+		if err := step.Get(ctx, &next); err != nil {
 			return cur, err
 		}
 		cur, known = next, true

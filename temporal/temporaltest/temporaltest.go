@@ -49,18 +49,37 @@ func Start(t testing.TB) string {
 		}
 		t.Skipf("%v", err)
 	}
-	port, uiPort := freePort(t), freePort(t)
-	dir := t.TempDir()
-	cmd := exec.Command(cli, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--http-port", strconv.Itoa(uiPort), "--metrics-port", strconv.Itoa(freePort(t)), "--log-level", "error",
-		"--db-filename", filepath.Join(dir, "temporal.db"))
+	addr, stop, err := StartServer(cli, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return addr
+}
+
+// StartServer starts `temporal server start-dev` (cli) on free loopback
+// ports with its files in dir, waits until it listens, and returns its
+// frontend's HOST:PORT and the function that stops it. The server keeps
+// its state in memory (it is thrown away with the test).
+func StartServer(cli, dir string) (addr string, stop func(), err error) {
+	ports := make([]int, 3)
+	for i := range ports {
+		if ports[i], err = freePort(); err != nil {
+			return "", nil, err
+		}
+	}
+	cmd := exec.Command(cli, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(ports[0]),
+		"--http-port", strconv.Itoa(ports[1]), "--metrics-port", strconv.Itoa(ports[2]), "--log-level", "error",
+		// An activity a workflow schedules goes to its worker in the same
+		// round trip when it can (as production clusters can enable).
+		"--dynamic-config-value", "system.enableActivityEagerExecution=true")
 	logf, _ := os.Create(filepath.Join(dir, "server.log"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("temporal server start-dev: %v", err)
+		return "", nil, fmt.Errorf("temporal server start-dev: %w", err)
 	}
-	t.Cleanup(func() {
+	stop = func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
@@ -71,24 +90,24 @@ func Start(t testing.TB) string {
 			<-done
 		}
 		logf.Close()
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	}
+	addr = fmt.Sprintf("127.0.0.1:%d", ports[0])
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			return addr
+			return addr, stop, nil
 		}
 	}
+	stop()
 	b, _ := os.ReadFile(filepath.Join(dir, "server.log"))
-	t.Fatalf("the Temporal dev server did not listen on %s within 60s:\n%s", addr, b)
-	return ""
+	return "", nil, fmt.Errorf("the Temporal dev server did not listen on %s within 60s:\n%s", addr, b)
 }
 
-func freePort(t testing.TB) int {
+func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
