@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,17 +14,122 @@ import (
 	"github.com/agentloop/agentloop/tool"
 )
 
-// slowAsyncLog commits in the background after a delay, like a group-commit writer.
+// slowAsyncLog commits in the background after a delay, first in first
+// out, like a group-commit writer.
 type slowAsyncLog struct {
 	*memLog
 	delay time.Duration
+	mu    *sync.Mutex // held from AppendAsync's call, in call order
 }
 
 func (l slowAsyncLog) AppendAsync(ctx context.Context, evs []loop.Event, done func(error)) {
+	ticket := make(chan struct{})
 	go func() {
+		l.mu.Lock()
+		close(ticket)
+		defer l.mu.Unlock()
 		time.Sleep(l.delay)
 		done(l.Append(ctx, evs...))
 	}()
+	<-ticket // the next append queues behind this one
+}
+
+// gatedLog holds every asynchronous commit until the test opens the gate,
+// then commits them in order.
+type gatedLog struct {
+	*memLog
+	mu     sync.Mutex
+	queued []func()
+	open   bool
+}
+
+func (l *gatedLog) AppendAsync(ctx context.Context, evs []loop.Event, done func(error)) {
+	commit := func() { done(l.Append(ctx, evs...)) }
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open {
+		commit() // in order: the held ones went first, under the lock
+		return
+	}
+	l.queued = append(l.queued, commit)
+}
+
+func (l *gatedLog) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.queued {
+		c()
+	}
+	l.queued, l.open = nil, true
+}
+
+func (l *gatedLog) held() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.queued)
+}
+
+// The critical path carries no commit wait: model calls and idempotent
+// tools go on while every commit is held back; the first tool that must
+// not run twice waits until everything before it is durable.
+func TestCommitsOverlapUntilAToolMustNotRunTwice(t *testing.T) {
+	e := newEnv()
+	log := &gatedLog{memLog: e.log}
+	var mu sync.Mutex
+	var idemRuns int
+	var sessionID string
+	reads := idem{tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(context.Context, json.RawMessage) (tool.Result, error) {
+		mu.Lock()
+		idemRuns++
+		mu.Unlock()
+		return tool.Result{Output: "content"}, nil
+	})}
+	writeRan := make(chan []string, 1)
+	write := tool.Func(model.ToolSpec{Name: "write_file", Parameters: objSchema}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+		writeRan <- e.log.types(sessionID)
+		return tool.Result{Output: "written"}, nil
+	})
+	m := scripted.Replies(scripted.Call("read_file", `{"path":"a"}`), scripted.Call("read_file", `{"path":"b"}`),
+		scripted.Call("read_file", `{"path":"c"}`), scripted.Call("write_file", `{"path":"d"}`), scripted.Text("done"))
+	r, err := loop.New(loop.Config{Model: m, Tools: tool.MustRegistry(reads, write), Log: log, Clock: e.clock.Now,
+		NewID: func() string { return "overlap" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessionID = "overlap"
+	sess, err := r.Start(t.Context(), loop.Task{Prompt: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three model calls and three reads happen with no commit done.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := idemRuns
+		mu.Unlock()
+		if n == 3 && log.held() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session did not go on while commits were held: %d reads, %d commits held", n, log.held())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-writeRan:
+		t.Fatal("write_file ran while earlier events were not durable")
+	case <-time.After(50 * time.Millisecond):
+	}
+	log.release()
+	got := <-writeRan
+	if got[len(got)-1] != string(loop.TypeToolStarted) {
+		t.Fatalf("write_file ran before its tool.started was durable: the log ends %v", got[len(got)-3:])
+	}
+	st, err := sess.Wait(t.Context())
+	if err != nil || st.Status != loop.StatusCompleted {
+		t.Fatalf("%v %v", st.Status, err)
+	}
+	refold(t, e, st)
 }
 
 // With an asynchronous log, a tool still never runs before its
@@ -31,7 +137,7 @@ func (l slowAsyncLog) AppendAsync(ctx context.Context, evs []loop.Event, done fu
 // stored once, in order.
 func TestAsyncLogKeepsEffectsBehindDurability(t *testing.T) {
 	e := newEnv()
-	log := slowAsyncLog{e.log, 2 * time.Millisecond}
+	log := slowAsyncLog{e.log, 2 * time.Millisecond, &sync.Mutex{}}
 	var sessionID string
 	check := tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(ctx context.Context, args json.RawMessage) (tool.Result, error) {
 		evs, _ := log.Load(ctx, sessionID)

@@ -12,14 +12,17 @@ import (
 // code that commits. What must be durable before an effect starts is
 // decided here and nowhere else:
 //
-//  1. A model reply is durable before any other effect starts, so a crash
-//     never makes the session pay for the same reply twice.
-//  2. Nothing that is not idempotent (a tool that does not declare itself
-//     idempotent, a gate, the verifier's commands) starts before every
-//     earlier event is durable: after a crash it is never silently run again.
-//  3. Everything else commits behind the session's next steps (AsyncLog),
-//     so watchers see it as soon as it is durable and the session does not
-//     wait for it.
+//  1. Nothing that must not run twice (a tool that does not declare
+//     itself idempotent, a gate, the verifier's commands) starts before
+//     every earlier event — the model reply that asked for it included —
+//     is durable: after a crash it is never silently run again, and a
+//     reply it depended on is never asked for again.
+//  2. Everything else — the next model call, an idempotent tool — starts
+//     while what came before commits behind it (AsyncLog), so the
+//     session's critical path carries no commit wait. A crash in that
+//     window loses at most the events of one commit, as a crash between
+//     a reply and its commit always could; what runs again is only what
+//     may run twice.
 //
 // The other commit point is the run loop itself: when the session stops
 // running here (ended, paused, waiting), everything is made durable.
@@ -38,9 +41,6 @@ const (
 
 // commitFor makes durable what effect e needs durable before it starts.
 func (s *Session) commitFor(ctx context.Context, e effect) error {
-	if s.unsavedReply {
-		return s.flush(ctx) // rule 1
-	}
 	switch e {
 	case effectModelCall:
 		// Earlier events commit while the model works; a tool's result
@@ -49,7 +49,7 @@ func (s *Session) commitFor(ctx context.Context, e effect) error {
 	case effectIdempotentTool:
 		return s.flushBehind(ctx, true)
 	}
-	return s.flush(ctx) // rule 2
+	return s.flush(ctx) // rule 1
 }
 
 // commitGrace is how long the events recorded before a model call wait
@@ -64,7 +64,7 @@ const commitGrace = 2 * time.Millisecond
 // (not an AsyncLog) commits first. cerr is a failed commit.
 func (s *Session) generateCommitting(ctx context.Context, req *model.Request) (resp *model.Response, dur time.Duration, err, cerr error) {
 	_, async := s.r.cfg.Log.(AsyncLog)
-	if !async || s.unsavedReply || len(s.buf) == 0 || s.behind != nil {
+	if !async || len(s.buf) == 0 || s.inflight > 0 {
 		if cerr = s.commitFor(ctx, effectModelCall); cerr != nil {
 			return nil, 0, nil, cerr
 		}

@@ -19,8 +19,10 @@ type Log interface {
 
 // AsyncLog is a Log that can append without blocking the caller: it calls
 // done exactly once, from any goroutine, when the events are durable (nil)
-// or failed. done must return quickly. The runner uses it to overlap a
-// commit with its next steps; it never runs a non-idempotent tool before
+// or failed. done must return quickly. Appends are first in, first out:
+// the appends of a session commit in the order AppendAsync was called
+// (a session may have several in flight). The runner uses it to overlap
+// commits with its next steps; it never runs a non-idempotent tool before
 // every earlier append has succeeded.
 type AsyncLog interface {
 	Log

@@ -21,16 +21,12 @@ type Session struct {
 	state *State // owned by the session goroutine until done is closed
 	stop  StopCondition
 	buf   []Event
-	// unsavedReply: a model reply is emitted but not yet durable.
-	unsavedReply bool
 	// grace times the commit of events recorded before a model call.
 	grace *time.Timer
-	// pending receives the outcome of a flushBehind in flight, whose
-	// events are held in behind (nil when none is in flight); spare is a
-	// buffer to reuse.
-	pending chan error
-	behind  []Event
-	spare   []Event
+	// inflight commits were handed to the AsyncLog by flushBehind and
+	// have not reported yet; pending receives their outcomes, in order.
+	inflight int
+	pending  chan error
 	// detached carries the values of the session's context without its
 	// cancellation: appends record what happened even after terminate.
 	detached context.Context
@@ -142,9 +138,6 @@ func (s *Session) emit(p Payload) {
 			s.emit(&MessageAdded{Role: model.RoleUser, Content: text, Kind: KindUser})
 		}
 	}
-	if _, ok := p.(*ModelResponded); ok {
-		s.unsavedReply = true
-	}
 	e := NewEvent(s.id, s.state.Seq+1, s.r.cfg.Clock(), p)
 	if err := s.state.Apply(e); err != nil {
 		// Only a bug in the runner can get here: the runner numbers its own events.
@@ -153,15 +146,15 @@ func (s *Session) emit(p Payload) {
 	s.buf = append(s.buf, e)
 }
 
-// flush makes buffered events durable. Watchers read them from the store
-// (store.Watch, package feed), never from the runner.
-// Appends are not cancelled by termination: what happened is recorded.
+// flush makes buffered events durable, after every commit already in
+// flight. Watchers read them from the store (store.Watch, package feed),
+// never from the runner. Appends are not cancelled by termination: what
+// happened is recorded.
 func (s *Session) flush(ctx context.Context) error {
 	if err := s.waitPending(); err != nil {
 		return err
 	}
 	if len(s.buf) == 0 {
-		s.unsavedReply = false // it was in the commit just waited for
 		return nil
 	}
 	if s.detached == nil {
@@ -172,74 +165,90 @@ func (s *Session) flush(ctx context.Context) error {
 	}
 	clear(s.buf)
 	s.buf = s.buf[:0]
-	s.unsavedReply = false
 	return nil
 }
 
-// flushBehind starts making the buffered events durable without waiting
-// for them, when the log can (AsyncLog): the commit overlaps the session's
-// next steps. Only one commit is in flight at a time, so events stay in
-// order; a plain flush waits for it first, so nothing that must be durable
-// before an effect is left behind.
+// maxInflight bounds the commits one session has in flight: a session
+// that outruns its store waits for the oldest.
+const maxInflight = 8
+
+// flushBehind hands the buffered events to a commit without waiting for
+// it, when the log can (AsyncLog): the commit overlaps the session's next
+// steps. Commits in flight complete in the order they were handed over
+// (the stores' writers are first in, first out), so the log stays in
+// order; a plain flush waits for all of them first, so nothing that must
+// be durable before an effect is left behind.
 //
 // With coalesce, events buffered while a commit is in flight stay in the
 // buffer for the next commit (a fast session then commits in batches);
-// without it, flushBehind waits for that commit and sends them now — used
-// before a model call, so a tool's result never waits on the model.
+// without it they are handed over now, as another commit — used before a
+// model call, so a tool's result never waits on the model, and the model
+// call never waits on a commit.
 func (s *Session) flushBehind(ctx context.Context, coalesce bool) error {
 	async, ok := s.r.cfg.Log.(AsyncLog)
 	if !ok {
 		return s.flush(ctx)
 	}
-	if s.behind != nil {
-		if !coalesce {
-			if err := s.waitPending(); err != nil {
-				return err
-			}
-		} else {
-			select {
-			case err := <-s.pending:
-				if err := s.finishPending(err); err != nil {
-					return err
-				}
-			default:
-				return nil // still committing: these events go in the next batch
-			}
-		}
+	if err := s.reap(); err != nil {
+		return err
 	}
-	if len(s.buf) == 0 {
+	if len(s.buf) == 0 || (coalesce && s.inflight > 0) {
 		return nil
+	}
+	if s.inflight >= maxInflight {
+		if err := s.waitOne(); err != nil {
+			return err
+		}
 	}
 	if s.detached == nil {
 		s.detached = context.WithoutCancel(ctx)
 	}
 	if s.pending == nil {
-		s.pending = make(chan error, 1)
+		s.pending = make(chan error, maxInflight)
 	}
 	// Hand the buffer over; a fresh one collects what comes next.
 	evs := s.buf
-	s.buf, s.behind = s.spare[:0], evs
+	s.buf = make([]Event, 0, max(8, len(evs)))
+	s.inflight++
 	async.AppendAsync(s.detached, evs, func(err error) { s.pending <- err })
 	return nil
 }
 
-// waitPending waits for a flushBehind in flight and reports its outcome.
+// waitPending waits for every commit in flight and reports the first
+// failure.
 func (s *Session) waitPending() error {
-	if s.behind == nil {
-		return nil
+	var first error
+	for s.inflight > 0 {
+		if err := s.waitOne(); err != nil && first == nil {
+			first = err
+		}
 	}
-	return s.finishPending(<-s.pending)
+	return first
 }
 
-// finishPending takes the outcome of the commit in flight.
-func (s *Session) finishPending(err error) error {
-	evs := s.behind
-	s.behind = nil
+// waitOne waits for the oldest commit in flight.
+func (s *Session) waitOne() error {
+	err := <-s.pending
+	s.inflight--
 	if err != nil {
-		return fmt.Errorf("session %s: saving %d events: %w", s.id, len(evs), err)
+		return fmt.Errorf("session %s: saving events: %w", s.id, err)
 	}
-	clear(evs)
-	s.spare = evs[:0]
+	return nil
+}
+
+// reap takes the outcomes of commits that finished, without waiting.
+func (s *Session) reap() error {
+	for s.inflight > 0 {
+		select {
+		case err := <-s.pending:
+			s.inflight--
+			if err != nil {
+				return fmt.Errorf("session %s: saving events: %w", s.id, err)
+			}
+		default:
+			return nil
+		}
+	}
 	return nil
 }
 

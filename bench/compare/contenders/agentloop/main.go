@@ -47,16 +47,23 @@ func main() {
 	})
 }
 
-// AddTool is add over workload.Add.
+// pure marks a tool that computes its result from its arguments alone:
+// running it twice is harmless, so the runner need not make the reply
+// that asked for it durable first (tool.Idempotent).
+type pure struct{ tool.Tool }
+
+func (pure) Idempotent() bool { return true }
+
+// AddTool is add over workload.Add: a pure function, declared so.
 func addTool() tool.Tool {
-	return tool.Func(model.ToolSpec{Name: workload.ToolName, Description: workload.ToolDescription, Parameters: json.RawMessage(workload.ToolSchema)},
+	return pure{tool.Func(model.ToolSpec{Name: workload.ToolName, Description: workload.ToolDescription, Parameters: json.RawMessage(workload.ToolSchema)},
 		func(ctx context.Context, args json.RawMessage) (tool.Result, error) {
 			sum, err := workload.AddJSON(ctx, args)
 			if err != nil {
 				return tool.Result{}, err
 			}
 			return tool.Result{Output: strconv.Itoa(sum)}, nil
-		})
+		})}
 }
 
 func newRuntime(_ context.Context, env harness.Env, store string) (*harness.Runtime, error) {
