@@ -74,10 +74,15 @@ type Request struct {
 
 // Usage counts tokens of one call (or a sum of calls).
 type Usage struct {
-	InputTokens      int `json:"input_tokens"`
+	InputTokens int `json:"input_tokens"`
+	// OutputTokens are every token the model produced and bills as
+	// output, hidden reasoning included.
 	OutputTokens     int `json:"output_tokens"`
 	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
 	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	// ReasoningTokens are the part of OutputTokens the model spent
+	// thinking (reported by the provider, never shown).
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 }
 
 // Total is input plus output tokens.
@@ -90,6 +95,7 @@ func (u Usage) Add(v Usage) Usage {
 		OutputTokens:     u.OutputTokens + v.OutputTokens,
 		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
 		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+		ReasoningTokens:  u.ReasoningTokens + v.ReasoningTokens,
 	}
 }
 

@@ -120,7 +120,7 @@ func TestGenerate(t *testing.T) {
 			stream: true,
 			want: model.Response{Text: "42", FinishReason: "stop", Model: "deepseek-reasoner",
 				Reasoning: []model.ReasoningBlock{{Type: "thinking", Text: "The user wants a number."}},
-				Usage:     model.Usage{InputTokens: 13, OutputTokens: 9}},
+				Usage:     model.Usage{InputTokens: 13, OutputTokens: 9, ReasoningTokens: 6}},
 		},
 		{
 			name:   "Ollama /v1: parallel calls share index 0, finish stop, no usage",
@@ -144,6 +144,14 @@ func TestGenerate(t *testing.T) {
 			reply: pt.Reply{Header: jsonHeader, Body: pt.Load(t, "completion_text.json")},
 			want: model.Response{Text: "The image shows a wooden boardwalk extending through a lush green marshland.", FinishReason: "stop",
 				Model: "gpt-4.1-mini-2025-04-14", Usage: model.Usage{InputTokens: 1117, OutputTokens: 46, CacheReadTokens: 1024}},
+		},
+		{
+			// Gemini's OpenAI-compatible API: hidden thinking is in
+			// total_tokens only (58 + 11 + 262 thinking = 331).
+			name:  "non-streaming, thinking tokens only in total_tokens (Gemini)",
+			reply: pt.Reply{Header: jsonHeader, Body: pt.Load(t, "completion_gemini_thinking.json")},
+			want: model.Response{Text: "The bug is in calc.go: Add subtracts.", FinishReason: "stop", Model: "gemini-2.5-flash",
+				Usage: model.Usage{InputTokens: 58, OutputTokens: 273, ReasoningTokens: 262}},
 		},
 		{
 			name:   "stream asked for but the server answered with one JSON completion",

@@ -49,11 +49,20 @@ type toolCallDelta struct {
 type wireUsage struct {
 	PromptTokens        int `json:"prompt_tokens"`
 	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
 	PromptTokensDetails *struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
+// usage reads a reply's token counts. OpenAI counts reasoning inside
+// completion_tokens (and details it); Gemini's OpenAI-compatible API
+// leaves hidden thinking out of completion_tokens but in total_tokens:
+// the difference is thinking, billed as output, so it is counted as
+// output (and reasoning) tokens — budgets and prices see it.
 func (u *wireUsage) usage() model.Usage {
 	if u == nil {
 		return model.Usage{}
@@ -61,6 +70,13 @@ func (u *wireUsage) usage() model.Usage {
 	out := model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
 	if u.PromptTokensDetails != nil {
 		out.CacheReadTokens = u.PromptTokensDetails.CachedTokens
+	}
+	if u.CompletionTokensDetails != nil {
+		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+	}
+	if hidden := u.TotalTokens - u.PromptTokens - u.CompletionTokens; hidden > 0 {
+		out.OutputTokens += hidden
+		out.ReasoningTokens += hidden
 	}
 	return out
 }

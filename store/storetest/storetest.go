@@ -122,7 +122,7 @@ func AllPayloads(sessionID string) []loop.Event {
 			ToolCalls:    []model.ToolCall{{ID: "c1", Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)}},
 			Reasoning:    []model.ReasoningBlock{{Type: "thinking", Text: "hmm", Signature: "sig"}, {Type: "redacted_thinking", Data: "xyz"}},
 			FinishReason: model.FinishToolCalls,
-			Usage:        model.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 5, CacheWriteTokens: 7},
+			Usage:        model.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 5, CacheWriteTokens: 7, ReasoningTokens: 9},
 			CostUSD:      0.0123, DurationMS: 1500, Format: "hermes", WrapUp: true,
 		},
 		&loop.ModelFailed{Iteration: 1, Error: "HTTP 503", Retryable: true, Timeout: true, Malformed: true, DurationMS: 30000},

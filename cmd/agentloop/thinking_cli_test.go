@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// Thinking tokens a Gemini-style OpenAI-compatible server reports only in
+// total_tokens count as output — in the session's tokens (what the token
+// budget checks), its usage and its cost.
+func TestHiddenThinkingTokensAreBudgeted(t *testing.T) {
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		calls++
+		w.Header().Set("Content-Type", "text/event-stream")
+		// 58 prompt + 11 completion + 262 hidden thinking = 331.
+		if calls == 2 {
+			fmt.Fprint(w, `data: {"choices":[{"delta":{"content":"Nothing here needs fixing.","role":"assistant"},"finish_reason":"stop","index":0}],"created":1748437200,"id":"g2","model":"gemini-2.5-flash","object":"chat.completion.chunk","usage":{"completion_tokens":11,"prompt_tokens":58,"total_tokens":331}}`+"\n\n")
+			fmt.Fprint(w, "data: [DONE]\n\n")
+			return
+		}
+		fmt.Fprint(w, `data: {"choices":[{"delta":{"content":"Let me look at calc.go.","role":"assistant"},"index":0}],"created":1748437200,"id":"g1","model":"gemini-2.5-flash","object":"chat.completion.chunk"}`+"\n\n")
+		fmt.Fprint(w, `data: {"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{\"path\":\".\"}","name":"list_dir"},"id":"call_1","index":0,"type":"function"}]},"finish_reason":"tool_calls","index":0}],"created":1748437200,"id":"g1","model":"gemini-2.5-flash","object":"chat.completion.chunk","usage":{"completion_tokens":11,"prompt_tokens":58,"total_tokens":331}}`+"\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	c := newCLI(t)
+	c.env = append(c.env, "OPENAI_API_KEY=k")
+	_, errOut, code := c.run("", "run", "--dir", t.TempDir(), "--yes", "--model", "openai/gemini-2.5-flash", "--base-url", srv.URL+"/v1", "look around")
+	if code != 0 {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	out, _, _ := c.run("", "sessions", "list", "--json")
+	var list []struct {
+		ID      string
+		Tokens  int
+		CostUSD float64 `json:"cost_usd"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 1 {
+		t.Fatalf("list: %v %s", err, out)
+	}
+	// Two calls of 331 tokens; without the thinking it would say 138.
+	if calls != 2 || list[0].Tokens != 662 {
+		t.Fatalf("%d calls, %d tokens", calls, list[0].Tokens)
+	}
+	out, _, _ = c.run("", "sessions", "show", "--json", list[0].ID)
+	var show struct {
+		Usage struct {
+			Output    int `json:"output_tokens"`
+			Reasoning int `json:"reasoning_tokens"`
+		}
+		CostUSD float64 `json:"cost_usd"`
+	}
+	if err := json.Unmarshal([]byte(out), &show); err != nil {
+		t.Fatal(err)
+	}
+	if show.Usage.Output != 546 || show.Usage.Reasoning != 524 {
+		t.Fatalf("usage: %+v", show.Usage)
+	}
+	// Priced as output (gemini-2.5-flash: $0.30 in, $2.50 out per million):
+	// 116 in, 546 out.
+	if want := (116*0.30 + 546*2.50) / 1e6; show.CostUSD < want*0.999 || show.CostUSD > want*1.001 {
+		t.Fatalf("cost %v, want %v", show.CostUSD, want)
+	}
+}
