@@ -53,7 +53,7 @@ func (r *Resolver) openModel(spec *loop.SessionStarted, prof *config.Profile, pl
 		opts.APIKey = os.Getenv(prof.APIKeyEnv)
 	}
 	if o := spec.ModelOptions; o != nil {
-		opts.NumCtx, opts.StreamTools = o.NumCtx, o.StreamTools
+		opts.NumCtx, opts.StreamTools, opts.Thinking = o.NumCtx, o.StreamTools, o.Thinking
 	}
 	return provider.Open(name, opts)
 }

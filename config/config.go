@@ -56,6 +56,9 @@ type Profile struct {
 	// StreamTools streams Ollama replies to requests with tools (sent
 	// with "stream": false by default).
 	StreamTools bool
+	// Thinking lets a reasoning model think: low, medium, high or a token
+	// budget.
+	Thinking string
 	// Tools lists the built-in tools to enable; nil means all of them
 	// (an empty, non-nil list means none). MCP servers' tools come on top.
 	Tools []string

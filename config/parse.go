@@ -19,7 +19,7 @@ import (
 // The keys of each mapping, in the order example.yaml documents them.
 var (
 	topKeys      = []string{"default_profile", "db", "prices", "profiles"}
-	profileKeys  = []string{"description", "system_prompt_file", "model", "base_url", "api_key_env", "num_ctx", "stream_tools", "tools", "limits", "approvals", "verify", "mcp_servers"}
+	profileKeys  = []string{"description", "system_prompt_file", "model", "base_url", "api_key_env", "num_ctx", "stream_tools", "thinking", "tools", "limits", "approvals", "verify", "mcp_servers"}
 	limitKeys    = []string{"max_iterations", "timeout", "model_timeout", "tool_timeout", "budget_tokens", "budget_usd", "budget_tool_calls", "max_tool_calls_per_turn", "no_progress", "on_stuck", "stuck_error_repeats", "stuck_repeats", "stuck_nudge", "wrap_up"}
 	approvalKeys = []string{"read", "write", "execute", "tools"}
 	mcpKeys      = []string{"command", "args", "env", "cwd", "url", "headers", "tool_prefix", "tools", "effect", "tool_effects", "reconnects", "connect_timeout"}
@@ -174,6 +174,14 @@ func (p *parser) profile(n *yaml.Node, prof *Profile) {
 		case "stream_tools":
 			if b, ok := p.boolean(v, field); ok {
 				prof.StreamTools = b
+			}
+		case "thinking":
+			if s, ok := p.str(v, field); ok {
+				if _, _, err := provider.ParseThinking(s); err != nil {
+					p.at(v, "%s: %v", field, err)
+				} else {
+					prof.Thinking = s
+				}
 			}
 		case "tools":
 			names, nodes, _ := p.strs(v, field, "[read_file, search, execute_command]", p.str)

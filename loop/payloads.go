@@ -49,6 +49,9 @@ type ModelOptions struct {
 	NumCtx int `json:"num_ctx,omitempty"`
 	// StreamTools streams Ollama replies even when tools are offered.
 	StreamTools bool `json:"stream_tools,omitempty"`
+	// Thinking turns the model's reasoning on: low, medium, high or a
+	// token budget (see provider.ParseThinking).
+	Thinking string `json:"thinking,omitempty"`
 }
 
 // IterationStarted opens iteration N (1-indexed).

@@ -70,7 +70,18 @@ type Request struct {
 	Tools       []ToolSpec `json:"tools,omitempty"`
 	MaxTokens   int        `json:"max_tokens,omitempty"`
 	Temperature *float64   `json:"temperature,omitempty"`
+	// ToolChoice says whether the model must call a tool: "" or
+	// ToolChoiceAuto (it decides), ToolChoiceRequired (some tool),
+	// ToolChoiceNone (no tool), or the name of the one tool to call.
+	ToolChoice string `json:"tool_choice,omitempty"`
 }
+
+// Tool choices (Request.ToolChoice); any other value names a tool.
+const (
+	ToolChoiceAuto     = "auto"
+	ToolChoiceRequired = "required"
+	ToolChoiceNone     = "none"
+)
 
 // Usage counts tokens of one call (or a sum of calls).
 type Usage struct {

@@ -20,6 +20,7 @@ import (
 	"github.com/coder/websocket/wsjson"
 
 	"github.com/agentloop/agentloop/assemble"
+	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model/price"
 	"github.com/agentloop/agentloop/server"
 	"github.com/agentloop/agentloop/service"
@@ -657,5 +658,22 @@ func TestCreateNarrowsTools(t *testing.T) {
 	_, out, _ := a.do("GET", "/v1/sessions/"+id, "", "")
 	if !strings.Contains(out, `"tools":["read_file","list_dir"]`) {
 		t.Fatalf("tools: %.300s", out[strings.Index(out, `"tools"`):])
+	}
+}
+
+// thinking is checked when a session is created and recorded with it.
+func TestCreateWithThinking(t *testing.T) {
+	a := newAPI(t, false)
+	if code, out, _ := a.do("POST", "/v1/sessions", "", `{"task":"x","thinking":"a lot"}`); code != 400 || !strings.Contains(out, "use low, medium, high") {
+		t.Fatalf("bad thinking: %d %s", code, out)
+	}
+	id := a.create("", `{"task":"say hi","thinking":"medium"}`)
+	a.waitStatus("", id, "completed")
+	evs, err := a.st.Load(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if started := evs[0].Data.(*loop.SessionStarted); started.ModelOptions == nil || started.ModelOptions.Thinking != "medium" {
+		t.Fatalf("recorded: %+v", started.ModelOptions)
 	}
 }

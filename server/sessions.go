@@ -16,6 +16,7 @@ import (
 	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/model/provider"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
 )
@@ -47,6 +48,9 @@ type CreateRequest struct {
 	// scripted models).
 	Protocol string            `json:"protocol,omitempty"`
 	Labels   map[string]string `json:"labels,omitempty"`
+	// Thinking lets a reasoning model think: low, medium, high or a
+	// token budget (Anthropic).
+	Thinking string `json:"thinking,omitempty"`
 }
 
 // Created is the answer to a create.
@@ -165,6 +169,12 @@ func (s *Server) task(req *CreateRequest) (loop.Task, error) {
 	t.Model, t.Endpoint, t.Profile = spec, d.Endpoint, firstSet(req.Profile, d.Profile)
 	if req.Model != "" && req.Model != d.Model {
 		t.Endpoint = "" // another model: its provider's own endpoint
+	}
+	if req.Thinking != "" {
+		if _, _, err := provider.ParseThinking(req.Thinking); err != nil {
+			return t, invalid("%v", err)
+		}
+		t.ModelOptions = &loop.ModelOptions{Thinking: req.Thinking}
 	}
 	switch req.Mode {
 	case "", "tools":

@@ -21,6 +21,7 @@ type sessionFlags struct {
 	numCtx        int
 	contextWindow int
 	streamTools   bool
+	thinking      string
 	dir           string
 	db            string
 	complexity    string
@@ -64,6 +65,7 @@ func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.numCtx, "num-ctx", 0, "Ollama's context window in tokens (options.num_ctx; default 32768)")
 	fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context window in tokens: near it the conversation is condensed (default: --num-ctx for Ollama, else unknown and never condensed)")
 	fs.BoolVar(&o.streamTools, "stream-tools", false, "Ollama: stream replies even when tools are offered (default: \"stream\": false with tools)")
+	fs.StringVar(&o.thinking, "thinking", "", "let a reasoning model think: low, medium, high, or a token budget (Anthropic extended thinking; reasoning_effort on OpenAI-compatible APIs; think on Ollama)")
 	fs.StringVar(&o.dir, "dir", ".", "workspace directory the tools may read and change")
 	fs.StringVar(&o.db, "db", defaultDB(), "session database: a SQLite file, or postgres://USER:PASS@HOST/DB ($AGENTLOOP_DB)")
 	fs.StringVar(&o.complexity, "complexity", "", "iteration limit by task size: trivial (5), standard (10) or complex (20)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/agentloop/agentloop/model/provider"
 	"io"
 	"net/url"
 	"os"
@@ -66,6 +67,9 @@ func (o *sessionFlags) fromProfile(c *config.Config, p *config.Profile) {
 	}
 	if !o.set["stream-tools"] {
 		o.streamTools = p.StreamTools
+	}
+	if !o.set["thinking"] {
+		o.thinking = p.Thinking
 	}
 	if len(o.verify) == 0 {
 		o.verify = p.Verify
@@ -195,7 +199,7 @@ func (o *sessionFlags) override(dir string) func(*loop.SessionStarted) {
 		if o.set["dir"] {
 			spec.Workspace = dir
 		}
-		if o.set["num-ctx"] || o.set["stream-tools"] {
+		if o.set["num-ctx"] || o.set["stream-tools"] || o.set["thinking"] {
 			mo := loop.ModelOptions{}
 			if spec.ModelOptions != nil {
 				mo = *spec.ModelOptions
@@ -205,6 +209,9 @@ func (o *sessionFlags) override(dir string) func(*loop.SessionStarted) {
 			}
 			if o.set["stream-tools"] {
 				mo.StreamTools = o.streamTools
+			}
+			if o.set["thinking"] {
+				mo.Thinking = o.thinking
 			}
 			spec.ModelOptions = &mo
 		}
@@ -224,7 +231,10 @@ func (o *sessionFlags) spec(env *cliEnv, task string, messages []model.Message) 
 		return loop.Task{}, err
 	}
 	limits := o.limitsWith(true, env.profile) // no-progress is dropped for sessions without write tools
-	opts := &loop.ModelOptions{NumCtx: o.numCtx, StreamTools: o.streamTools}
+	if _, _, err := provider.ParseThinking(o.thinking); err != nil {
+		return loop.Task{}, err
+	}
+	opts := &loop.ModelOptions{NumCtx: o.numCtx, StreamTools: o.streamTools, Thinking: o.thinking}
 	if *opts == (loop.ModelOptions{}) {
 		opts = nil
 	}

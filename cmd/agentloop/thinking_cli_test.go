@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -66,5 +67,34 @@ func TestHiddenThinkingTokensAreBudgeted(t *testing.T) {
 	// 116 in, 546 out.
 	if want := (116*0.30 + 546*2.50) / 1e6; show.CostUSD < want*0.999 || show.CostUSD > want*1.001 {
 		t.Fatalf("cost %v, want %v", show.CostUSD, want)
+	}
+}
+
+// --thinking from the command line reaches the provider's wire as its own
+// parameter; a value it cannot take is refused before anything starts.
+func TestThinkingFlag(t *testing.T) {
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(400)
+		w.Write([]byte(`{"type":"error","error":{"type":"invalid_request_error","message":"stop here"}}`))
+	}))
+	defer srv.Close()
+	c := newCLI(t)
+	c.env = append(c.env, "ANTHROPIC_API_KEY=k")
+	c.run("", "run", "--dir", t.TempDir(), "--yes", "--model", "anthropic/claude-sonnet-4-5", "--base-url", srv.URL, "--thinking", "high", "look around")
+	var req struct {
+		Thinking struct {
+			Type   string `json:"type"`
+			Budget int    `json:"budget_tokens"`
+		} `json:"thinking"`
+		MaxTokens int `json:"max_tokens"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.Thinking.Type != "enabled" || req.Thinking.Budget != 24576 || req.MaxTokens <= 24576 {
+		t.Fatalf("request: %v %s", err, body)
+	}
+	if _, stderr, code := c.run("", "run", "--dir", t.TempDir(), "--model", "anthropic/claude-sonnet-4-5", "--thinking", "a lot", "x"); code != exitUsage && code != 1 || !strings.Contains(stderr, "use low, medium, high") {
+		t.Fatalf("bad --thinking: %d %s", code, stderr)
 	}
 }

@@ -93,6 +93,9 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	if err != nil {
 		return nil, err
 	}
+	if c.cfg.ThinkingBudget > 0 && len(req.Tools) > 0 && req.ToolChoice != "" && req.ToolChoice != model.ToolChoiceAuto && req.ToolChoice != model.ToolChoiceNone {
+		return nil, fmt.Errorf("anthropic: with extended thinking the model must be free to choose (tool_choice auto or none), not made to call %q: turn thinking off for this call", req.ToolChoice)
+	}
 	buf, err := transport.EncodeJSON(c.buildRequest(name, req, stream != nil))
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)

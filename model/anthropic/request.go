@@ -16,7 +16,30 @@ type messagesRequest struct {
 	Tools       []wireTool    `json:"tools,omitempty"`
 	Temperature *float64      `json:"temperature,omitempty"`
 	Thinking    *thinking     `json:"thinking,omitempty"`
+	ToolChoice  *toolChoice   `json:"tool_choice,omitempty"`
 	Stream      bool          `json:"stream,omitempty"`
+}
+
+// toolChoice is Anthropic's tool_choice: auto, any (some tool), none, or
+// tool (the named one).
+type toolChoice struct {
+	Type string `json:"type"`
+	Name string `json:"name,omitempty"`
+}
+
+// wireToolChoice maps a Request's tool choice to Anthropic's.
+func wireToolChoice(c string) *toolChoice {
+	switch c {
+	case "":
+		return nil
+	case model.ToolChoiceAuto:
+		return &toolChoice{Type: "auto"}
+	case model.ToolChoiceRequired:
+		return &toolChoice{Type: "any"}
+	case model.ToolChoiceNone:
+		return &toolChoice{Type: "none"}
+	}
+	return &toolChoice{Type: "tool", Name: c}
 }
 
 type thinking struct {
@@ -84,6 +107,9 @@ func (c *Client) buildRequest(name string, req *model.Request, stream bool) *mes
 	}
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = c.cfg.MaxTokens
+	}
+	if len(req.Tools) > 0 {
+		out.ToolChoice = wireToolChoice(req.ToolChoice)
 	}
 	if c.cfg.ThinkingBudget > 0 {
 		out.Thinking = &thinking{Type: "enabled", BudgetTokens: c.cfg.ThinkingBudget}

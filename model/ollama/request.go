@@ -102,7 +102,9 @@ func (c *Client) buildRequest(name string, req *model.Request, stream bool) *cha
 		}
 		out.Messages = append(out.Messages, wm)
 	}
-	if len(req.Tools) > 0 {
+	// Ollama has no tool_choice: "none" is honoured by offering no tools;
+	// "required" and a named tool cannot be asked for.
+	if len(req.Tools) > 0 && req.ToolChoice != model.ToolChoiceNone {
 		out.Tools = make([]wireTool, len(req.Tools))
 		for i, t := range req.Tools {
 			params := t.Parameters

@@ -38,6 +38,10 @@ type Config struct {
 	MaxTokensField string
 	// Header is sent with every request (e.g. OpenRouter's HTTP-Referer).
 	Header http.Header
+	// ReasoningEffort, when set ("low", "medium", "high"), is sent as
+	// reasoning_effort: how much a reasoning model thinks (OpenAI's o- and
+	// gpt-5 models, Gemini's and other compatible servers' equivalents).
+	ReasoningEffort string
 
 	HTTPClient *http.Client
 	Timeouts   transport.Timeouts

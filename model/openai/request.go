@@ -72,6 +72,22 @@ func (c *Client) appendRequest(b []byte, name string, req *model.Request, stream
 		}
 		b = append(b, ']')
 	}
+	if len(req.Tools) > 0 {
+		switch req.ToolChoice {
+		case "":
+		case model.ToolChoiceAuto, model.ToolChoiceRequired, model.ToolChoiceNone:
+			b = append(b, `,"tool_choice":`...)
+			b = transport.AppendJSONString(b, req.ToolChoice)
+		default:
+			b = append(b, `,"tool_choice":{"type":"function","function":{"name":`...)
+			b = transport.AppendJSONString(b, req.ToolChoice)
+			b = append(b, "}}"...)
+		}
+	}
+	if c.cfg.ReasoningEffort != "" {
+		b = append(b, `,"reasoning_effort":`...)
+		b = transport.AppendJSONString(b, c.cfg.ReasoningEffort)
+	}
 	if req.MaxTokens > 0 {
 		if c.cfg.MaxTokensField == "max_completion_tokens" {
 			b = append(b, `,"max_completion_tokens":`...)

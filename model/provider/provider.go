@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/agentloop/agentloop/model"
@@ -63,6 +64,30 @@ type Options struct {
 	// StreamTools makes Ollama stream replies to requests with tools
 	// (sent with "stream": false by default). Other providers ignore it.
 	StreamTools bool
+	// Thinking turns reasoning on (see ParseThinking): low, medium, high,
+	// or a number of tokens — Anthropic's extended thinking budget,
+	// reasoning_effort on OpenAI-compatible APIs, "think" on Ollama.
+	Thinking string
+}
+
+// Anthropic thinking budgets for the named levels; the API's least is 1,024.
+var thinkingBudgets = map[string]int{"low": 2048, "medium": 8192, "high": 24576}
+
+// ParseThinking checks a --thinking value: "" (off), low, medium, high,
+// or a token budget of at least 1,024.
+func ParseThinking(s string) (level string, tokens int, err error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" || s == "off" {
+		return "", 0, nil
+	}
+	if _, ok := thinkingBudgets[s]; ok {
+		return s, 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1024 {
+		return "", 0, fmt.Errorf("thinking %q: use low, medium, high, or a budget of at least 1024 tokens", s)
+	}
+	return "", n, nil
 }
 
 // DefaultOllamaNumCtx is the context window asked of Ollama when none is
@@ -182,16 +207,28 @@ func Open(spec string, opts Options) (model.Model, error) {
 		base = in.baseURL
 	}
 
+	level, budget, err := ParseThinking(opts.Thinking)
+	if err != nil {
+		return nil, err
+	}
 	switch in.kind {
 	case ollamaNative:
+		var think *bool
+		if level != "" || budget > 0 {
+			on := true
+			think = &on
+		}
 		numCtx := opts.NumCtx
 		if numCtx <= 0 {
 			numCtx = DefaultOllamaNumCtx
 		}
-		return ollama.New(ollama.Config{BaseURL: base, APIKey: key, Model: name, NumCtx: numCtx, StreamTools: opts.StreamTools,
+		return ollama.New(ollama.Config{BaseURL: base, APIKey: key, Model: name, NumCtx: numCtx, StreamTools: opts.StreamTools, Think: think,
 			HTTPClient: opts.HTTPClient, Timeouts: opts.Timeouts, Retry: opts.Retry}), nil
 	case anthropicMessages:
-		return anthropic.New(anthropic.Config{BaseURL: base, APIKey: key, Model: name,
+		if level != "" {
+			budget = thinkingBudgets[level]
+		}
+		return anthropic.New(anthropic.Config{BaseURL: base, APIKey: key, Model: name, ThinkingBudget: budget,
 			HTTPClient: opts.HTTPClient, Timeouts: opts.Timeouts, Retry: opts.Retry}), nil
 	}
 	var h http.Header
@@ -201,8 +238,11 @@ func Open(spec string, opts Options) (model.Model, error) {
 		}
 		h.Set(k, v)
 	}
+	if budget > 0 {
+		return nil, fmt.Errorf("%s: --thinking takes low, medium or high here (reasoning_effort); a token budget is for anthropic models", in.name)
+	}
 	return openai.New(openai.Config{Provider: in.name, BaseURL: base, APIKey: key, KeyEnv: in.keyEnv, Model: name,
-		MaxTokensField: in.maxTokens, Header: h,
+		MaxTokensField: in.maxTokens, Header: h, ReasoningEffort: level,
 		HTTPClient: opts.HTTPClient, Timeouts: opts.Timeouts, Retry: opts.Retry}), nil
 }
 
