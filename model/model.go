@@ -51,6 +51,10 @@ type ToolCall struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Extra is provider data the call must be sent back with on later
+	// turns, kept verbatim (Gemini's thought signature, in the
+	// OpenAI-compatible API's extra_content).
+	Extra json.RawMessage `json:"extra,omitempty"`
 }
 
 // ToolSpec describes a tool offered to the model.

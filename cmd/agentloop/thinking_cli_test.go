@@ -98,3 +98,71 @@ func TestThinkingFlag(t *testing.T) {
 		t.Fatalf("bad --thinking: %d %s", code, stderr)
 	}
 }
+
+// Reasoning state goes back on the next turn of a tool loop, through the
+// real run (the reply recorded, the conversation rebuilt from the log):
+// DeepSeek's reasoning_content with the assistant message, Gemini's thought
+// signature (extra_content) with its tool call.
+func TestReasoningStateGoesBack(t *testing.T) {
+	for _, tt := range []struct {
+		name, first string
+		check       func(msg map[string]any) error
+	}{
+		{"deepseek reasoning_content",
+			`{"id":"d1","object":"chat.completion","model":"deepseek-chat","choices":[{"index":0,"message":{"role":"assistant","content":"","reasoning_content":"I should list the files first.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"list_dir","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`,
+			func(msg map[string]any) error {
+				if msg["reasoning_content"] != "I should list the files first." {
+					return fmt.Errorf("reasoning_content %v", msg["reasoning_content"])
+				}
+				return nil
+			}},
+		{"gemini thought signature",
+			`{"id":"g1","object":"chat.completion","model":"gemini-3-pro-preview","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"list_dir","arguments":"{}"},"extra_content":{"google":{"thought_signature":"CpwBAdHtim9="}}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`,
+			func(msg map[string]any) error {
+				calls, _ := msg["tool_calls"].([]any)
+				if len(calls) != 1 {
+					return fmt.Errorf("tool_calls %v", msg["tool_calls"])
+				}
+				extra, _ := json.Marshal(calls[0].(map[string]any)["extra_content"])
+				if string(extra) != `{"google":{"thought_signature":"CpwBAdHtim9="}}` {
+					return fmt.Errorf("extra_content %s", extra)
+				}
+				return nil
+			}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var second map[string]any
+			calls := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				calls++
+				w.Header().Set("Content-Type", "application/json")
+				if calls == 1 {
+					fmt.Fprint(w, tt.first)
+					return
+				}
+				json.Unmarshal(b, &second)
+				fmt.Fprint(w, `{"id":"x2","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}}`)
+			}))
+			defer srv.Close()
+			c := newCLI(t)
+			c.env = append(c.env, "OPENAI_API_KEY=k")
+			if _, stderr, code := c.run("", "run", "--dir", t.TempDir(), "--yes", "--model", "openai/m", "--base-url", srv.URL+"/v1", "look around"); code != 0 {
+				t.Fatalf("run: %d %s", code, stderr)
+			}
+			msgs, _ := second["messages"].([]any)
+			var assistant map[string]any
+			for _, m := range msgs {
+				if mm := m.(map[string]any); mm["role"] == "assistant" {
+					assistant = mm
+				}
+			}
+			if assistant == nil {
+				t.Fatalf("no assistant message in the second request: %v", second)
+			}
+			if err := tt.check(assistant); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -124,6 +124,9 @@ func (c *Client) parseJSON(r *transport.Reply) (*model.Response, error) {
 				id = c.cfg.NewID()
 			}
 			resp.ToolCalls[i] = model.ToolCall{ID: id, Name: tc.Function.Name, Arguments: transport.ArgumentsString(tc.Function.Arguments)}
+			if len(tc.ExtraContent) > 0 && string(tc.ExtraContent) != "null" {
+				resp.ToolCalls[i].Extra = append(json.RawMessage(nil), tc.ExtraContent...)
+			}
 		}
 	}
 	resp.FinishReason = finishReason(w.Choices[0].FinishReason, len(resp.ToolCalls) > 0)
@@ -144,7 +147,7 @@ func (c *Client) accumulateWhole(r *transport.Reply, w *wholeReply) (*model.Resp
 		d.Content = *msg.Refusal
 	}
 	for i, tc := range msg.ToolCalls {
-		td := toolCallDelta{Index: &i, ID: tc.ID}
+		td := toolCallDelta{Index: &i, ID: tc.ID, ExtraContent: tc.ExtraContent}
 		td.Function.Name, td.Function.Arguments = tc.Function.Name, tc.Function.Arguments
 		d.ToolCalls = append(d.ToolCalls, td)
 	}

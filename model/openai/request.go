@@ -13,6 +13,9 @@ type wireToolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"`
 	Function wireFunction `json:"function"`
+	// ExtraContent is provider data to send back with the call (Gemini:
+	// {"google":{"thought_signature":…}}).
+	ExtraContent json.RawMessage `json:"extra_content,omitempty"`
 }
 
 type wireFunction struct {
@@ -40,11 +43,20 @@ func (c *Client) appendRequest(b []byte, name string, req *model.Request, stream
 	b = append(b, `{"model":`...)
 	b = transport.AppendJSONString(b, name)
 	b = append(b, `,"messages":[`...)
+	// Reasoning goes back for the replies since the last user message —
+	// the tool loop under way, which thinking models (DeepSeek) need to
+	// continue — and not for earlier turns, which they refuse or ignore.
+	loopStart := 0
+	for i := range req.Messages {
+		if req.Messages[i].Role == model.RoleUser {
+			loopStart = i
+		}
+	}
 	for i := range req.Messages {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendMessage(b, &req.Messages[i])
+		b = appendMessage(b, &req.Messages[i], i > loopStart)
 	}
 	b = append(b, ']')
 	if len(req.Tools) > 0 {
@@ -108,9 +120,21 @@ func (c *Client) appendRequest(b []byte, name string, req *model.Request, stream
 	return append(b, "}\n"...), nil
 }
 
-func appendMessage(b []byte, m *model.Message) []byte {
+func appendMessage(b []byte, m *model.Message, withReasoning bool) []byte {
 	b = append(b, `{"role":`...)
 	b = transport.AppendJSONString(b, string(m.Role))
+	if withReasoning && m.Role == model.RoleAssistant {
+		var text []byte
+		for _, r := range m.Reasoning {
+			if r.Type == "thinking" {
+				text = append(text, r.Text...)
+			}
+		}
+		if len(text) > 0 {
+			b = append(b, `,"reasoning_content":`...)
+			b = transport.AppendJSONString(b, text)
+		}
+	}
 	calls := m.Role == model.RoleAssistant && len(m.ToolCalls) > 0
 	if calls && m.Content == "" {
 		b = append(b, `,"content":null`...)
@@ -135,7 +159,12 @@ func appendMessage(b []byte, m *model.Message) []byte {
 			} else {
 				b = transport.AppendJSONString(b, []byte(tc.Arguments))
 			}
-			b = append(b, "}}"...)
+			b = append(b, '}')
+			if len(tc.Extra) > 0 && json.Valid(tc.Extra) {
+				b = append(b, `,"extra_content":`...)
+				b = append(b, tc.Extra...)
+			}
+			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}

@@ -44,6 +44,7 @@ type toolCallDelta struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	} `json:"function"`
+	ExtraContent json.RawMessage `json:"extra_content"`
 }
 
 type wireUsage struct {
@@ -99,6 +100,7 @@ const maxCallIndex = 1024
 type callAcc struct {
 	id, name string
 	args     []byte
+	extra    json.RawMessage
 }
 
 // slot finds the call a tool-call delta belongs to. Calls are keyed by
@@ -162,6 +164,9 @@ func (a *reply) add(r *transport.Reply, ch *chunk) {
 				call.name = td.Function.Name
 			}
 			call.args = append(call.args, td.Function.Arguments...)
+			if len(td.ExtraContent) > 0 && string(td.ExtraContent) != "null" {
+				call.extra = append(json.RawMessage(nil), td.ExtraContent...)
+			}
 			if newName || td.Function.Arguments != "" {
 				dl := model.Delta{ToolCallIndex: s, ArgumentsFragment: td.Function.Arguments}
 				if newName {
@@ -187,7 +192,7 @@ func (c *Client) finish(r *transport.Reply, a *reply) (*model.Response, error) {
 		if id == "" {
 			id = c.cfg.NewID()
 		}
-		resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{ID: id, Name: call.name, Arguments: transport.Arguments(call.args)})
+		resp.ToolCalls = append(resp.ToolCalls, model.ToolCall{ID: id, Name: call.name, Arguments: transport.Arguments(call.args), Extra: call.extra})
 	}
 	resp.FinishReason = finishReason(a.finish, len(resp.ToolCalls) > 0)
 	return resp, nil

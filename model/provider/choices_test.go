@@ -23,7 +23,7 @@ func sent(t *testing.T, spec, thinking string, req *model.Request) (map[string]a
 		w.Write([]byte(`{"error":{"message":"bad key","type":"authentication_error"}}`))
 	}))
 	defer srv.Close()
-	env := map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}
+	env := map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k", "DEEPSEEK_API_KEY": "k"}
 	m, err := Open(spec, Options{BaseURL: srv.URL, Thinking: thinking, Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		return nil, err
@@ -110,5 +110,28 @@ func TestToolChoiceOnTheWire(t *testing.T) {
 	// Anthropic refuses a forced tool with extended thinking: said before sending.
 	if _, err := sent(t, "anthropic/claude-sonnet-4-5", "low", toolRequest("required")); err == nil || !strings.Contains(err.Error(), "with extended thinking") {
 		t.Fatalf("thinking + required: %v", err)
+	}
+}
+
+// reasoning_content goes back only for the tool loop under way: replies
+// before the last user message go without it (DeepSeek refuses it there).
+func TestReasoningSentBackForTheCurrentLoopOnly(t *testing.T) {
+	think := []model.ReasoningBlock{{Type: "thinking", Text: "hmm"}}
+	call := []model.ToolCall{{ID: "c1", Name: "read_file", Arguments: json.RawMessage(`{}`), Extra: json.RawMessage(`{"google":{"thought_signature":"s"}}`)}}
+	req := &model.Request{Messages: []model.Message{
+		{Role: model.RoleUser, Content: "first"},
+		{Role: model.RoleAssistant, Content: "old answer", Reasoning: think},
+		{Role: model.RoleUser, Content: "second"},
+		{Role: model.RoleAssistant, ToolCalls: call, Reasoning: think},
+		{Role: model.RoleTool, ToolCallID: "c1", Content: "x"},
+	}}
+	got, _ := sent(t, "deepseek/deepseek-chat", "", req)
+	msgs := got["messages"].([]any)
+	if _, ok := msgs[1].(map[string]any)["reasoning_content"]; ok {
+		t.Fatalf("reasoning sent for an earlier turn: %s", asJSON(msgs[1]))
+	}
+	cur := msgs[3].(map[string]any)
+	if cur["reasoning_content"] != "hmm" || !strings.Contains(asJSON(cur["tool_calls"]), `"extra_content":{"google":{"thought_signature":"s"}}`) {
+		t.Fatalf("current loop: %s", asJSON(cur))
 	}
 }
