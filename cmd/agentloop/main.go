@@ -42,6 +42,7 @@ func commands() []command {
 }
 
 func main() {
+	hideSecrets()
 	os.Exit(mainArgs(os.Args[1:], os.Stdout, os.Stderr))
 }
 
