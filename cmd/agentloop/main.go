@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/agentloop/agentloop/tool/shell"
 )
 
 // Exit codes. Scripts can tell how a session ended without parsing output.
@@ -42,6 +44,7 @@ func commands() []command {
 }
 
 func main() {
+	shell.Supervise() // in a command's supervisor: runs it and exits
 	hideSecrets()
 	os.Exit(mainArgs(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"time"
@@ -211,11 +210,11 @@ func (t *Tool) run(ctx context.Context, command, dir string, timeout time.Durati
 		outW.Close()
 		return nil, err
 	}
-	cmd := exec.Command(t.cfg.Shell, "-c", command)
+	cmd := commandFor(t.cfg.Shell, command)
 	cmd.Dir = dir
 	cmd.Env = t.environ()
 	cmd.Stdout, cmd.Stderr = outW, errW // files, so Wait returns when the shell exits
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()

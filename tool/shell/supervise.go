@@ -1,0 +1,94 @@
+package shell
+
+import (
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+)
+
+// Commands die with their owner. When the program calls Supervise first
+// thing in main, the shell tool starts each command through the program
+// itself, as a supervisor that leads the command's process group: the
+// kernel sends the supervisor SIGTERM when the process that started it
+// dies (however it dies, SIGKILL included), and the supervisor then kills
+// the whole group. Without Supervise, commands run as before and can
+// outlive a crash of the program.
+
+// superviseArg, as the first argument, makes the program a supervisor.
+const superviseArg = "__agentloop_supervise"
+
+// supervisor is the program to start commands through ("" when Supervise
+// was not called, or the program cannot be found).
+var supervisor string
+
+// Supervise makes commands die with this program. Call it first in main:
+// in a process started as a supervisor it runs the command and exits;
+// otherwise it returns at once.
+func Supervise() {
+	if len(os.Args) >= 4 && os.Args[1] == superviseArg {
+		os.Exit(supervise(os.Args[2], os.Args[3:]))
+	}
+	if exe, err := os.Executable(); err == nil {
+		supervisor = exe
+	}
+}
+
+// supervise runs argv in this process's group (which it leads) and exits
+// as it did. parent is the process that started it: a SIGTERM while the
+// parent lives is the shell tool ending the group, which the command gets
+// too; once the parent is gone, the supervisor kills the group.
+func supervise(parent string, argv []string) int {
+	ppid, _ := strconv.Atoi(parent)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+	orphaned := func() bool { return os.Getppid() != ppid }
+	if orphaned() { // the parent died before Pdeathsig was in place
+		syscall.Kill(0, syscall.SIGKILL)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		os.Stderr.WriteString("cannot start " + argv[0] + ": " + err.Error() + "\n")
+		return 127
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	for {
+		select {
+		case <-sigs:
+			if orphaned() {
+				syscall.Kill(0, syscall.SIGKILL) // the whole group, this process too
+			}
+		case <-done:
+			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if ws.Signaled() {
+				// Die the way the command did, so the tool reports it.
+				signal.Reset(ws.Signal())
+				syscall.Kill(os.Getpid(), ws.Signal())
+				select {}
+			}
+			return cmd.ProcessState.ExitCode()
+		}
+	}
+}
+
+// command builds the command that runs shell -c script: through the
+// supervisor when there is one.
+func commandFor(shellPath, script string) *exec.Cmd {
+	if supervisor == "" {
+		return exec.Command(shellPath, "-c", script)
+	}
+	return exec.Command(supervisor, superviseArg, strconv.Itoa(os.Getpid()), shellPath, "-c", script)
+}
+
+// sysProcAttr: the command (or its supervisor) leads a new process group;
+// the supervisor learns of the owner's death.
+func sysProcAttr() *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true}
+	if supervisor != "" {
+		a.Pdeathsig = syscall.SIGTERM
+	}
+	return a
+}
