@@ -161,3 +161,34 @@ func subtree(m map[string]string, root string) map[string]string {
 	}
 	return out
 }
+
+// A workspace file hard-linked to one outside: writing or editing it
+// changes the workspace's copy only.
+func TestHardLinksDoNotLeadOut(t *testing.T) {
+	e := newEnv(t)
+	outside := filepath.Join(filepath.Dir(e.root), "outside.txt")
+	if err := os.WriteFile(outside, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"write_file", map[string]any{"path": "linked.txt", "content": "changed\n"}},
+		{"edit_file", map[string]any{"path": "linked.txt", "old_text": "keep me", "new_text": "edited"}},
+	} {
+		os.Remove(filepath.Join(e.root, "linked.txt"))
+		if err := os.Link(outside, filepath.Join(e.root, "linked.txt")); err != nil {
+			t.Skipf("no hard links here: %v", err)
+		}
+		if r := e.call(step.name, step.args); r.IsError {
+			t.Fatalf("%s: %s", step.name, r.Output)
+		}
+		if b, _ := os.ReadFile(outside); string(b) != "keep me\n" {
+			t.Fatalf("%s changed the file outside the workspace through a hard link: %q", step.name, b)
+		}
+		if b, _ := os.ReadFile(filepath.Join(e.root, "linked.txt")); string(b) == "keep me\n" {
+			t.Fatalf("%s did not change the workspace's file", step.name)
+		}
+	}
+}

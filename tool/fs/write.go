@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
@@ -93,7 +95,7 @@ func writeFile(ctx context.Context, ws *workspace.Workspace, a writeArgs) (tool.
 			return tool.Result{}, fmt.Errorf("cannot create the directory %s for %s: %v; a path component may be a file", dir, t.rel, err)
 		}
 	}
-	if err := root.WriteFile(t.rel, []byte(a.Content), 0o644); err != nil {
+	if err := writeUnlinked(root, t.rel, []byte(a.Content), 0o644); err != nil {
 		return tool.Result{}, describe(t, err)
 	}
 	ws.Report(ctx, t.abs, kind)
@@ -208,7 +210,7 @@ func editFile(ctx context.Context, ws *workspace.Workspace, a editArgs) (tool.Re
 	if err := ws.BeforeChange(t.abs); err != nil {
 		return tool.Result{}, err
 	}
-	if err := root.WriteFile(t.rel, []byte(updated), fi.Mode().Perm()); err != nil {
+	if err := writeUnlinked(root, t.rel, []byte(updated), fi.Mode().Perm()); err != nil {
 		return tool.Result{}, describe(t, err)
 	}
 	ws.Report(ctx, t.abs, tool.Changed)
@@ -414,4 +416,18 @@ func deleteFile(ctx context.Context, ws *workspace.Workspace, a deleteArgs) (too
 		what = "the symlink "
 	}
 	return ok("deleted %s%s", what, t.rel)
+}
+
+// writeUnlinked writes a file of the workspace. A file with other hard
+// links (which may be outside the workspace) is replaced by a new file
+// rather than written through: the other names keep the old content.
+func writeUnlinked(root *os.Root, rel string, data []byte, perm os.FileMode) error {
+	if fi, err := root.Lstat(rel); err == nil && fi.Mode().IsRegular() {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			if err := root.Remove(rel); err != nil {
+				return err
+			}
+		}
+	}
+	return root.WriteFile(rel, data, perm)
 }

@@ -185,8 +185,39 @@ var safety = []string{
 	"-c", "core.fsmonitor=false",
 	"-c", "core.pager=cat",
 	"-c", "color.ui=false",
+	"-c", "log.showSignature=false", // gpg would run
 	"--no-pager",
 	"--no-optional-locks", // do not take index.lock or refresh the index on disk
+}
+
+// noFilters switches off the repository's filter drivers (clean, smudge
+// and process commands a repository's config can name, which git status
+// and git diff would run on the workspace's files): it reads their names
+// from the config — reading config runs nothing — and empties each.
+func noFilters(ctx context.Context, bin, dir string, env []string) []string {
+	cmd := exec.CommandContext(ctx, bin, "--no-pager", "config", "--get-regexp", `^filter\.`)
+	cmd.Dir, cmd.Env = dir, env
+	out, _ := cmd.Output() // exit 1: no filter configured
+	var opts []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		key, _, _ := strings.Cut(line, " ")
+		name, ok := strings.CutPrefix(key, "filter.")
+		if i := strings.LastIndexByte(name, '.'); ok && i > 0 {
+			name = name[:i]
+		} else {
+			continue
+		}
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		for _, v := range []string{"clean", "smudge", "process"} {
+			opts = append(opts, "-c", "filter."+name+"."+v+"=")
+		}
+		opts = append(opts, "-c", "filter."+name+".required=false")
+	}
+	return opts
 }
 
 // envAllow is passed through to git; GIT_DIR and friends, and secrets, are
@@ -201,14 +232,16 @@ func run(ctx context.Context, ws *workspace.Workspace, args ...string) (string, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append(append([]string(nil), safety...), args...)...)
-	cmd.Dir = ws.Root()
-	cmd.Env = []string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}
+	env := []string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}
 	for _, name := range envAllow {
 		if v, ok := os.LookupEnv(name); ok {
-			cmd.Env = append(cmd.Env, name+"="+v)
+			env = append(env, name+"="+v)
 		}
 	}
+	opts := append(append([]string(nil), safety...), noFilters(ctx, bin, ws.Root(), env)...)
+	cmd := exec.CommandContext(ctx, bin, append(opts, args...)...)
+	cmd.Dir = ws.Root()
+	cmd.Env = env
 	cmd.WaitDelay = time.Second
 	stdout := &capped{max: MaxOutputBytes}
 	var stderr bytes.Buffer

@@ -192,7 +192,7 @@ func TestDiff(t *testing.T) {
 func TestRepositoryConfigCannotRunPrograms(t *testing.T) {
 	r := newRepo(t, true)
 	r.write("a.txt", "one\n")
-	r.write(".gitattributes", "*.txt diff=evil\n")
+	r.write(".gitattributes", "*.txt diff=evil filter=evil filter=sneaky.one\n")
 	r.commit("first")
 	r.write("a.txt", "two\n")
 	marker := filepath.Join(t.TempDir(), "ran")
@@ -206,6 +206,11 @@ func TestRepositoryConfigCannotRunPrograms(t *testing.T) {
 		{"diff.external", script},
 		{"diff.evil.textconv", script},
 		{"diff.evil.command", script},
+		{"filter.evil.clean", script},
+		{"filter.evil.smudge", script},
+		{"filter.sneaky.one.process", script},
+		{"log.showSignature", "true"},
+		{"gpg.program", script},
 	} {
 		r.git("config", kv[0], kv[1])
 	}
