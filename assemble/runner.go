@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
@@ -62,6 +63,13 @@ func OpenSQLite(path string, opts ...sqlite.Option) (*sqlite.Store, error) {
 		}
 	}
 	st, err := sqlite.Open(path, opts...)
+	if err != nil && cannotWrite(err) {
+		// A database this process may only read (its file or directory
+		// is not writable): open it to read; writes say why they fail.
+		if ro, rerr := sqlite.Open(path, append(opts, sqlite.ReadOnly())...); rerr == nil {
+			return ro, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening session database %s: %w", path, err)
 	}
@@ -71,4 +79,12 @@ func OpenSQLite(path string, opts ...sqlite.Option) (*sqlite.Store, error) {
 		}
 	}
 	return st, nil
+}
+
+// cannotWrite tells a database this process may not write from other
+// failures to open it.
+func cannotWrite(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "readonly") || strings.Contains(msg, "read-only") ||
+		strings.Contains(msg, "permission denied") || strings.Contains(msg, "unable to open database file")
 }

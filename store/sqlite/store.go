@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -68,6 +69,7 @@ type options struct {
 	readConns   int
 	busyTimeout time.Duration
 	cacheSize   int
+	readOnly    bool
 }
 
 // Option configures Open.
@@ -85,6 +87,14 @@ func WithReadConns(n int) Option { return func(o *options) { o.readConns = max(1
 // another process before failing (default 10s). Within one process the
 // writer and readers never wait on each other.
 func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
+
+// ReadOnly opens the database for reading only — a file or directory this
+// process may not write: everything can be read, every write fails with
+// ErrReadOnly. The schema must be current already.
+func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
+
+// ErrReadOnly is returned (wrapped) by writes to a store opened ReadOnly.
+var ErrReadOnly = errors.New("the session database is read-only here (this user may not write the file or its directory): it can be read, not written")
 
 // WithClock sets the time source of leases and controls (default time.Now).
 func WithClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
@@ -107,6 +117,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("sqlite store: %q is not a file path — give the path of a database file (an in-memory database cannot be shared by the writer and the readers; use store/memory)", path)
 	}
 	ctx := context.Background()
+	if o.readOnly {
+		return openReadOnly(ctx, path, o)
+	}
 
 	wdb, err := sql.Open(driverName, dsn(path, o, false))
 	if err != nil {
@@ -168,6 +181,48 @@ func Open(path string, opts ...Option) (*Store, error) {
 	go s.run()
 	return s, nil
 }
+
+// openReadOnly opens only the reading side, on a file that may not be
+// writable (nor its directory, so no -shm file can be made: immutable).
+func openReadOnly(ctx context.Context, path string, o options) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
+	}
+	rdb, err := sql.Open(driverName, dsn(path, o, true)+"&mode=ro&immutable=1")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store %s: open read-only: %w", path, err)
+	}
+	rdb.SetMaxOpenConns(o.readConns)
+	var v int
+	if err := rdb.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("sqlite store %s: open read-only: %w", path, err)
+	}
+	if v != SchemaVersion {
+		rdb.Close()
+		if v > SchemaVersion {
+			return nil, fmt.Errorf("sqlite store %s: schema %d, this build knows %d: %w", path, v, SchemaVersion, ErrNewerSchema)
+		}
+		return nil, fmt.Errorf("sqlite store %s: the database is at schema %d and needs migrating to %d, but it is read-only here (open it once where it can be written)", path, v, SchemaVersion)
+	}
+	loadSt, err := rdb.PrepareContext(ctx, loadAfterSQL)
+	if err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("sqlite store %s: prepare load: %w", path, err)
+	}
+	existsSt, err := rdb.PrepareContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`)
+	if err != nil {
+		loadSt.Close()
+		rdb.Close()
+		return nil, fmt.Errorf("sqlite store %s: prepare load: %w", path, err)
+	}
+	s := &Store{path: path, opts: o, rdb: rdb, loadSt: loadSt, existsSt: existsSt, done: make(chan struct{})}
+	close(s.done)
+	return s, nil
+}
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.opts.readOnly }
 
 // loadAfterSQL reads a session's events past a sequence number: a range
 // scan of the UNIQUE (session_id, seq) index, in its order (a test checks
@@ -327,6 +382,9 @@ func (s *Store) enqueueFenced(ctx context.Context, events []loop.Event, done cha
 func (s *Store) send(ctx context.Context, r *request, what string) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if s.opts.readOnly {
+		return fmt.Errorf("sqlite store %s: %s: %w", s.path, what, ErrReadOnly)
+	}
 	if s.closed {
 		return fmt.Errorf("sqlite store %s: %s: %w", s.path, what, store.ErrClosed)
 	}
@@ -543,6 +601,11 @@ func (s *Store) readErr(what string, err error) error {
 // database. Appends after Close fail with store.ErrClosed.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		if s.opts.readOnly {
+			s.isClosed.Store(true)
+			s.closeErr = errors.Join(s.loadSt.Close(), s.existsSt.Close(), s.rdb.Close())
+			return
+		}
 		s.mu.Lock()
 		s.closed = true
 		close(s.reqs)

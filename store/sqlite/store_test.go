@@ -341,3 +341,40 @@ func TestFailedTransactionFailsItsAppendsAndRecovers(t *testing.T) {
 		t.Fatalf("a has %d events", len(evs))
 	}
 }
+
+// A database opened read-only (a file this user may not write) reads as
+// usual and refuses writes with ErrReadOnly.
+func TestReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ro.db")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := storetest.FakeEvents("ro", 1, 5)
+	if err := s.Append(t.Context(), evs...); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	ro, err := sqlite.Open(path, sqlite.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if list, err := ro.List(t.Context(), store.Filter{}); err != nil || len(list) != 1 || list[0].LastSeq != 5 {
+		t.Fatalf("list: %v %v", list, err)
+	}
+	if got, err := ro.Load(t.Context(), "ro"); err != nil || len(got) != 5 {
+		t.Fatalf("load: %d %v", len(got), err)
+	}
+	if err := ro.Append(t.Context(), storetest.FakeEvent("ro", 6)); !errors.Is(err, sqlite.ErrReadOnly) {
+		t.Fatalf("append: %v", err)
+	}
+	if _, err := ro.Acquire(t.Context(), "ro", "me", time.Second); !errors.Is(err, sqlite.ErrReadOnly) {
+		t.Fatalf("acquire: %v", err)
+	}
+	done := make(chan error, 1)
+	ro.AppendAsync(t.Context(), []loop.Event{storetest.FakeEvent("ro", 6)}, func(err error) { done <- err })
+	if err := <-done; !errors.Is(err, sqlite.ErrReadOnly) {
+		t.Fatalf("append async: %v", err)
+	}
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"database/sql"
+	_ "modernc.org/sqlite"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// A session database this user may not write (a shared, read-only copy)
+// can still be listed and shown; starting a session there says why not.
+func TestReadOnlyDatabaseCanBeRead(t *testing.T) {
+	c := newCLI(t)
+	script := writeSteps(t, `{"text":"hi"}`)
+	if _, stderr, code := c.run("", "run", "--model", "script:"+script, "--dir", t.TempDir(), "say hi"); code != 0 {
+		t.Fatalf("run: %s", stderr)
+	}
+	dir := filepath.Dir(c.db)
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		// Root writes anything: read as nobody instead.
+		u, err := user.Lookup("nobody")
+		if err != nil {
+			t.Skip("running as root without a nobody user")
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		for _, start := range []string{dir, filepath.Dir(binary)} {
+			for d := start; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+				os.Chmod(d, 0o755)
+			}
+		}
+	}
+	os.Chmod(c.db, 0o444)
+	os.Chmod(dir, 0o555)
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	as := func(args ...string) (string, string, int) {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME=/nonexistent", "AGENTLOOP_CONFIG=", "AGENTLOOP_DB=", "HOME=/nonexistent")
+		if cred != nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		}
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("cannot run agentloop: %v", err)
+		}
+		return out.String(), errb.String(), code
+	}
+	out, stderr, code := as("sessions", "list", "--db", c.db)
+	if code != 0 || !strings.Contains(out, "say hi") {
+		t.Fatalf("list of a read-only database: %d %s %s", code, out, stderr)
+	}
+	_, stderr, code = as("run", "--db", c.db, "--model", "script:"+script, "--dir", "/tmp", "again")
+	if code == 0 || !strings.Contains(stderr, "read-only") {
+		t.Fatalf("a run on a read-only database: %d %s", code, stderr)
+	}
+}
+
+// One undecodable event does not hide its session: the list shows it, and
+// showing it names the event that cannot be read.
+func TestCorruptEventKeepsTheSessionListed(t *testing.T) {
+	c := newCLI(t)
+	script := writeSteps(t, `{"text":"hi"}`)
+	if _, stderr, code := c.run("", "run", "--model", "script:"+script, "--dir", t.TempDir(), "say hi"); code != 0 {
+		t.Fatalf("run: %s", stderr)
+	}
+	db, err := sql.Open("sqlite", c.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	if err := db.QueryRow(`SELECT id FROM sessions`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE events SET data = '{garbage' WHERE session_id = ? AND seq = 2`, id); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if out, stderr, code := c.run("", "sessions", "list"); code != 0 || !strings.Contains(out, id) {
+		t.Fatalf("list: %d %s %s", code, out, stderr)
+	}
+	if _, stderr, code := c.run("", "sessions", "show", id); code == 0 || !strings.Contains(stderr, "event 2") || !strings.Contains(stderr, "corrupt payload") {
+		t.Fatalf("show: %d %s", code, stderr)
+	}
+}
