@@ -378,3 +378,43 @@ func TestReadOnly(t *testing.T) {
 		t.Fatalf("append async: %v", err)
 	}
 }
+
+// Another process holding the write lock past the busy timeout makes
+// appends wait, not fail: they succeed once it lets go.
+func TestAppendWaitsOutALockedDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locked.db")
+	s, err := sqlite.Open(path, sqlite.WithBusyTimeout(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Append(t.Context(), storetest.FakeEvent("l", 1)); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", "file:"+path+"?_busy_timeout=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		conn.ExecContext(context.Background(), "ROLLBACK")
+		conn.Close()
+		close(released)
+	}()
+	if err := s.Append(t.Context(), storetest.FakeEvent("l", 2)); err != nil {
+		t.Fatalf("append while another connection held the lock: %v", err)
+	}
+	<-released
+	if got, err := s.Load(t.Context(), "l"); err != nil || len(got) != 2 {
+		t.Fatalf("%d events, %v", len(got), err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
@@ -201,8 +202,26 @@ func (w *writer) write(batch []*request) {
 			}
 		}
 	}
-	if err := w.writeAll(ctx, errs); err != nil {
+	// Another process holding the database past the busy timeout (many
+	// processes on one file) is waited out with backoff: the batch is
+	// written again from scratch, so appenders see it succeed, late.
+	for attempt, wait := 0, 50*time.Millisecond; ; attempt, wait = attempt+1, min(wait*2, 2*time.Second) {
+		err := w.writeAll(ctx, errs)
+		if err == nil {
+			break
+		}
+		if attempt < lockedRetries && isLocked(err) {
+			for _, r := range w.taken {
+				for _, run := range r.runs {
+					delete(w.cache, run.SessionID)
+				}
+			}
+			clear(errs)
+			time.Sleep(wait)
+			continue
+		}
 		fail(err)
+		break
 	}
 	// Watchers learn of the commit before the appenders do, on this
 	// goroutine, so each session's notices go out in commit order.
@@ -219,6 +238,17 @@ func (w *writer) write(batch []*request) {
 	}
 	clear(w.taken)
 	w.trimCache()
+}
+
+// lockedRetries is how often a batch is tried again while the database is
+// locked by another process (about 12 s of backoff on top of the busy
+// timeout of each try).
+const lockedRetries = 8
+
+// isLocked reports a database another connection holds.
+func isLocked(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "database table is locked") || strings.Contains(msg, "SQLITE_BUSY")
 }
 
 // writeAll writes the taken requests in one transaction, setting errs[i]
@@ -453,7 +483,15 @@ func (w *writer) runOp(r *request) {
 		return
 	}
 	ctx := context.Background() // a taken op runs regardless of its context
-	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	for attempt, wait := 0, 50*time.Millisecond; ; attempt, wait = attempt+1, min(wait*2, 2*time.Second) {
+		_, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+		if err == nil {
+			break
+		}
+		if attempt < lockedRetries && isLocked(err) {
+			time.Sleep(wait) // another process holds the database: wait it out
+			continue
+		}
 		r.finish(fmt.Errorf("sqlite store %s: begin transaction: %w", w.path, err))
 		return
 	}
