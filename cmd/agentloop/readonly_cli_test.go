@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"github.com/agentloop/agentloop/assemble"
 	_ "modernc.org/sqlite"
 	"os"
 	"os/exec"
@@ -93,5 +94,50 @@ func TestCorruptEventKeepsTheSessionListed(t *testing.T) {
 	}
 	if _, stderr, code := c.run("", "sessions", "show", id); code == 0 || !strings.Contains(stderr, "event 2") || !strings.Contains(stderr, "corrupt payload") {
 		t.Fatalf("show: %d %s", code, stderr)
+	}
+}
+
+// The disk filling up under a session: the run stops with what happened
+// and what to do, nothing recorded is lost, and once there is space the
+// session resumes and finishes. (A trigger stands in for the full disk,
+// with SQLite's own message.)
+func TestFullDiskStopsCleanlyAndResumes(t *testing.T) {
+	c := newCLI(t)
+	st, err := assemble.OpenSQLite(c.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	db, err := sql.Open("sqlite", c.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TRIGGER disk_full BEFORE INSERT ON events WHEN NEW.seq > 8 BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	script := writeSteps(t,
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"a.txt","content":"a"}}]}`,
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"b.txt","content":"b"}}]}`,
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"c.txt","content":"c"}}]}`,
+		`{"text":"wrote a, b and c"}`)
+	_, stderr, code := c.run("", "run", "--yes", "--model", "script:"+script, "--dir", t.TempDir(), "write three files")
+	if code == 0 || !strings.Contains(stderr, "database or disk is full") || !strings.Contains(stderr, "agentloop sessions resume") {
+		t.Fatalf("run on a full disk: %d %s", code, stderr)
+	}
+	var id string
+	var kept int
+	db.QueryRow(`SELECT id, last_seq FROM sessions`).Scan(&id, &kept)
+	if kept < 1 || kept > 8 {
+		t.Fatalf("the log kept %d events; the disk filled at event 9", kept)
+	}
+	if _, err := db.Exec(`DROP TRIGGER disk_full`); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := c.run("", "sessions", "resume", id); code != 0 {
+		t.Fatalf("resume after freeing space: %d %s", code, stderr)
+	}
+	if s := showJSON(t, c, id); s.Status != "completed" || s.Answer != "wrote a, b and c" {
+		t.Fatalf("after resuming: %+v", s)
 	}
 }

@@ -105,12 +105,14 @@ func follow(ctx context.Context, env *cliEnv, sess *loop.Session, after int64, s
 		if sess != nil {
 			var err error
 			st, err = sess.Wait(context.Background())
-			if st != nil {
+			if st != nil && err == nil {
+				// (After a failed save the state is ahead of the log:
+				// the progress display never sees those events.)
 				shown.showUpTo(st.Seq)
 			}
 			env.progress.done()
 			if err != nil {
-				return fail(stderr, "%v", err)
+				return fail(stderr, "%v%s", err, storageHint(err, st))
 			}
 		}
 		var res *service.Result
@@ -320,4 +322,23 @@ func reportVerification(w io.Writer, st *loop.State) {
 		follow = "Finish: " + strings.Join(remaining, "; ") + ". " + follow
 	}
 	fmt.Fprintf(w, "Suggested follow-up task: %q\n", follow)
+}
+
+// storageHint says what to do when the session database failed under a
+// session: everything recorded before is kept, and the session resumes.
+func storageHint(err error, st *loop.State) string {
+	msg := strings.ToLower(err.Error())
+	id := "ID"
+	if st != nil && st.ID != "" {
+		id = st.ID
+	}
+	switch {
+	case strings.Contains(msg, "disk is full") || strings.Contains(msg, "no space left"):
+		return fmt.Sprintf("\nThe disk holding the session database is full. Free some space, then continue with: agentloop sessions resume %s (everything recorded so far is kept)", id)
+	case strings.Contains(msg, "database is locked"):
+		return fmt.Sprintf("\nAnother process kept the session database locked for too long. Continue with: agentloop sessions resume %s (everything recorded so far is kept)", id)
+	case strings.Contains(msg, "read-only"):
+		return "\nThis user may not write the session database; pass --db with a writable path, or fix its permissions."
+	}
+	return ""
 }
