@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,42 +15,11 @@ import (
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/internal/appendcheck"
+	"github.com/agentloop/agentloop/store/internal/appendq"
 )
 
 // request is one Append waiting for the writer.
-type request struct {
-	ctx  context.Context
-	runs []appendcheck.Run
-	// data[i][j] is the encoded payload of runs[i].Events[j].
-	data   [][][]byte
-	state  atomic.Int32
-	done   chan<- error // exactly one of done and notify gets the outcome
-	notify func(error)
-	fenced bool
-	token  int64
-}
-
-func (r *request) finish(err error) {
-	if r.notify != nil {
-		r.notify(err)
-		return
-	}
-	r.done <- err
-}
-
-func (r *request) size() int {
-	n := 0
-	for _, run := range r.runs {
-		n += len(run.Events)
-	}
-	return n
-}
-
-const (
-	queued int32 = iota
-	taken
-	abandoned
-)
+type request = appendq.Request
 
 // Append writes events durably, all or nothing. An Append whose events are
 // all stored already, identical, succeeds without writing: a retry after
@@ -88,41 +56,18 @@ func (s *Store) appendSync(ctx context.Context, events []loop.Event, fenced bool
 	if err != nil || r == nil {
 		return err
 	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(queued, abandoned) {
-			return ctx.Err()
-		}
-		return <-done
-	}
+	return r.Wait(ctx, done)
 }
 
 func (s *Store) enqueue(ctx context.Context, events []loop.Event, done chan<- error, notify func(error), fenced bool, token int64) (*request, error) {
-	if err := ctx.Err(); err != nil {
+	r, err := appendq.New(ctx, events, fenced, token, done, notify)
+	if err != nil || r == nil {
 		return nil, err
-	}
-	if len(events) == 0 {
-		return nil, nil
-	}
-	runs, err := check(events)
-	if err != nil {
-		return nil, err
-	}
-	r := &request{ctx: ctx, runs: runs, data: make([][][]byte, len(runs)), done: done, notify: notify, fenced: fenced, token: token}
-	for i, run := range runs {
-		r.data[i] = make([][]byte, len(run.Events))
-		for j, e := range run.Events {
-			if r.data[i][j], err = e.EncodeData(); err != nil {
-				return nil, err
-			}
-		}
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return nil, s.errf("append to session %s: %w", runs[0].SessionID, store.ErrClosed)
+		return nil, s.errf("append to session %s: %w", r.Runs[0].SessionID, store.ErrClosed)
 	}
 	select {
 	case s.reqs <- r:
@@ -143,7 +88,7 @@ func (s *Store) run() {
 			return
 		}
 		batch = append(batch[:0], r)
-		n := r.size()
+		n := r.Size()
 	drain:
 		for n < s.opts.maxBatch {
 			select {
@@ -152,7 +97,7 @@ func (s *Store) run() {
 					break drain
 				}
 				batch = append(batch, r)
-				n += r.size()
+				n += r.Size()
 			default:
 				break drain
 			}
@@ -177,13 +122,7 @@ type writer struct {
 func (w *writer) write(batch []*request) {
 	w.taken = w.taken[:0]
 	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			if r.state.CompareAndSwap(queued, abandoned) {
-				r.finish(err)
-			}
-			continue
-		}
-		if r.state.CompareAndSwap(queued, taken) {
+		if r.Take() {
 			w.taken = append(w.taken, r)
 		}
 	}
@@ -194,7 +133,7 @@ func (w *writer) write(batch []*request) {
 	wrote := make([][]bool, len(w.taken)) // wrote[i][k]: run k of request i was written now
 	if err := w.writeAll(context.Background(), errs, wrote); err != nil {
 		for _, r := range w.taken {
-			for _, run := range r.runs {
+			for _, run := range r.Runs {
 				delete(w.cache, run.SessionID)
 			}
 		}
@@ -209,7 +148,7 @@ func (w *writer) write(batch []*request) {
 			if errs[i] != nil {
 				continue
 			}
-			for k, run := range r.runs {
+			for k, run := range r.Runs {
 				if wrote[i][k] {
 					w.s.watchers.Notify(store.Notice{Tenant: w.cache[run.SessionID].Tenant, SessionID: run.SessionID, Seq: run.Last, Events: slices.Clone(run.Events)})
 				}
@@ -217,7 +156,7 @@ func (w *writer) write(batch []*request) {
 		}
 	}
 	for i, r := range w.taken {
-		r.finish(errs[i])
+		r.Finish(errs[i])
 	}
 	clear(w.taken)
 	if len(w.cache) > w.cacheSize {
@@ -244,7 +183,7 @@ func (w *writer) writeAll(ctx context.Context, errs []error, wrote [][]bool) err
 	defer tx.Rollback(ctx)
 	p := pipeline{w: w, tx: tx, errs: errs, wrote: wrote, planned: map[string]loop.Summary{}}
 	for i, r := range w.taken {
-		wrote[i] = make([]bool, len(r.runs))
+		wrote[i] = make([]bool, len(r.Runs))
 		if err := p.add(ctx, i, r); err != nil {
 			return err
 		}
@@ -257,7 +196,7 @@ func (w *writer) writeAll(ctx context.Context, errs []error, wrote [][]bool) err
 		if errs[i] != nil {
 			continue
 		}
-		for k, run := range r.runs {
+		for k, run := range r.Runs {
 			if wrote[i][k] {
 				b, _ := json.Marshal(notice{Origin: w.s.origin, Tenant: w.cache[run.SessionID].Tenant, ID: run.SessionID, Seq: run.Last})
 				notices = append(notices, string(b))
@@ -297,8 +236,8 @@ type queuedAppend struct {
 }
 
 func (p *pipeline) add(ctx context.Context, i int, r *request) error {
-	if len(r.runs) == 1 {
-		run := r.runs[0]
+	if len(r.Runs) == 1 {
+		run := r.Runs[0]
 		sum, ok := p.planned[run.SessionID]
 		if !ok {
 			sum, ok = p.w.cache[run.SessionID]
@@ -309,7 +248,7 @@ func (p *pipeline) add(ctx context.Context, i int, r *request) error {
 				sum.Apply(e)
 			}
 			sum.ID = run.SessionID
-			q, args := appendStatement(r, run, r.data[0], &sum, prev)
+			q, args := appendStatement(r, run, r.Data[0], &sum, prev)
 			p.batch.Queue(q, args...)
 			p.queued = append(p.queued, queuedAppend{i: i, sum: sum})
 			p.planned[run.SessionID] = sum
@@ -340,7 +279,7 @@ func (p *pipeline) flush(ctx context.Context) error {
 			return p.w.s.errf("append: %w", err)
 		}
 		r := p.w.taken[q.i]
-		run := r.runs[0]
+		run := r.Runs[0]
 		if tag.RowsAffected() == int64(len(run.Events)) && !failed[run.SessionID] {
 			p.wrote[q.i][0] = true
 			p.w.cache[run.SessionID] = q.sum
@@ -357,17 +296,17 @@ func (p *pipeline) flush(ctx context.Context) error {
 			continue
 		}
 		r := p.w.taken[q.i]
-		run := r.runs[0]
+		run := r.Runs[0]
 		delete(p.w.cache, run.SessionID)
 		p.errs[q.i] = nil
-		if r.fenced {
+		if r.Fenced {
 			var tok int64
 			err := p.tx.QueryRow(ctx, `SELECT token FROM leases WHERE session_id = $1`, run.SessionID).Scan(&tok)
 			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return p.w.s.errf("session %s: read lease: %w", run.SessionID, err)
 			}
-			if tok != r.token || errors.Is(err, pgx.ErrNoRows) {
-				p.errs[q.i] = p.w.s.errf("append to session %s with lease token %d (current %d): %w", run.SessionID, r.token, tok, store.ErrLeaseLost)
+			if tok != r.Token || errors.Is(err, pgx.ErrNoRows) {
+				p.errs[q.i] = p.w.s.errf("append to session %s with lease token %d (current %d): %w", run.SessionID, r.Token, tok, store.ErrLeaseLost)
 				continue
 			}
 		}
@@ -402,9 +341,9 @@ func appendStatement(r *request, run appendcheck.Run, data [][]byte, sum *loop.S
 	}
 	args := []any{run.SessionID, sum.Tenant, sum.Task, sum.Model, string(sum.Status), string(sum.Reason), sum.Iteration, sum.MaxIterations,
 		sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Workspace, string(labels),
-		prev, r.token, seqs, types, versions, times, payloads}
+		prev, r.Token, seqs, types, versions, times, payloads}
 	fence, guard := "", ""
-	if r.fenced {
+	if r.Fenced {
 		fence = `fence AS (SELECT 1 FROM leases WHERE session_id = $1 AND token = $17 FOR SHARE), `
 		guard = ` AND EXISTS (SELECT 1 FROM fence)`
 	} else {
@@ -429,8 +368,8 @@ SELECT $2, $1, s, t, v, tm, d::json FROM up, unnest($18::bigint[], $19::text[], 
 // writeRequest writes one request inside tx: its own error (conflict, lost
 // lease) leaves the batch alone; a fatal error fails the batch.
 func (w *writer) writeRequest(ctx context.Context, tx pgx.Tx, r *request, wrote []bool) (reqErr, fatal error) {
-	if r.fenced {
-		for _, run := range r.runs {
+	if r.Fenced {
+		for _, run := range r.Runs {
 			// FOR SHARE: an Acquire elsewhere waits for this commit, so the
 			// token cannot change between this check and the write.
 			var tok int64
@@ -438,14 +377,14 @@ func (w *writer) writeRequest(ctx context.Context, tx pgx.Tx, r *request, wrote 
 			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return nil, w.s.errf("session %s: read lease: %w", run.SessionID, err)
 			}
-			if tok != r.token || errors.Is(err, pgx.ErrNoRows) {
-				return w.s.errf("append to session %s with lease token %d (current %d): %w", run.SessionID, r.token, tok, store.ErrLeaseLost), nil
+			if tok != r.Token || errors.Is(err, pgx.ErrNoRows) {
+				return w.s.errf("append to session %s with lease token %d (current %d): %w", run.SessionID, r.Token, tok, store.ErrLeaseLost), nil
 			}
 		}
 	}
-	sums := make([]loop.Summary, len(r.runs))
-	stored := make([]bool, len(r.runs)) // already stored, identical: nothing to write
-	for k, run := range r.runs {
+	sums := make([]loop.Summary, len(r.Runs))
+	stored := make([]bool, len(r.Runs)) // already stored, identical: nothing to write
+	for k, run := range r.Runs {
 		sum, err := w.summary(ctx, tx, run.SessionID, false)
 		if err != nil {
 			return nil, err
@@ -456,7 +395,7 @@ func (w *writer) writeRequest(ctx context.Context, tx pgx.Tx, r *request, wrote 
 			}
 		}
 		if run.First != sum.LastSeq+1 {
-			same, err := w.alreadyStored(ctx, tx, run, r.data[k], sum.LastSeq)
+			same, err := w.alreadyStored(ctx, tx, run, r.Data[k], sum.LastSeq)
 			if err != nil {
 				return nil, err
 			}
@@ -467,22 +406,22 @@ func (w *writer) writeRequest(ctx context.Context, tx pgx.Tx, r *request, wrote 
 		}
 		sums[k] = sum
 	}
-	savepoint := len(r.runs) > 1
+	savepoint := len(r.Runs) > 1
 	if savepoint {
 		if _, err := tx.Exec(ctx, "SAVEPOINT append"); err != nil {
 			return nil, w.s.errf("savepoint: %w", err)
 		}
 	}
-	for k, run := range r.runs {
+	for k, run := range r.Runs {
 		if stored[k] {
 			continue
 		}
-		ok, err := w.insert(ctx, tx, run, r.data[k], &sums[k])
+		ok, err := w.insert(ctx, tx, run, r.Data[k], &sums[k])
 		if err == nil && ok {
 			wrote[k] = true
 			continue
 		}
-		for _, run := range r.runs {
+		for _, run := range r.Runs {
 			delete(w.cache, run.SessionID)
 		}
 		clear(wrote)
@@ -505,7 +444,7 @@ func (w *writer) writeRequest(ctx context.Context, tx pgx.Tx, r *request, wrote 
 			return nil, w.s.errf("release savepoint: %w", err)
 		}
 	}
-	for k, run := range r.runs {
+	for k, run := range r.Runs {
 		if !stored[k] {
 			w.cache[run.SessionID] = sums[k]
 		}

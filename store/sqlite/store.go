@@ -30,7 +30,7 @@ import (
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
-	"github.com/agentloop/agentloop/store/internal/appendcheck"
+	"github.com/agentloop/agentloop/store/internal/appendq"
 )
 
 // Store is a SQLite-backed store.Store. It is safe for concurrent use.
@@ -261,38 +261,12 @@ func checkWAL(ctx context.Context, db *sql.DB, path string) error {
 	return nil
 }
 
-// request is one Append waiting for the writer.
+// request is one write waiting for the writer: an append, or an op run in
+// a transaction of its own (leases, controls, deletes).
 type request struct {
-	ctx  context.Context
-	runs []appendcheck.Run
-	// data[i][j] is the encoded payload of runs[i].Events[j].
-	data  [][][]byte
-	state atomic.Int32
-	// Exactly one of done and notify receives the outcome.
-	done   chan<- error
-	notify func(error)
-	// fenced appends need token to be the session's lease token.
-	fenced bool
-	token  int64
-	// op, when set, is not an append: the writer runs it in a transaction
-	// of its own (leases, controls, deletes).
+	*appendq.Request
 	op func(ctx context.Context, w *writer) error
 }
-
-// finish delivers the outcome of the request.
-func (r *request) finish(err error) {
-	if r.notify != nil {
-		r.notify(err)
-		return
-	}
-	r.done <- err
-}
-
-const (
-	queued int32 = iota
-	taken
-	abandoned
-)
 
 // Append writes events durably, all or nothing. See the package
 // documentation for how cancellation behaves.
@@ -320,15 +294,7 @@ func (s *Store) appendSync(ctx context.Context, events []loop.Event, fenced bool
 	if err != nil || r == nil {
 		return err
 	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(queued, abandoned) {
-			return ctx.Err() // the writer will skip it
-		}
-		return <-done // taken: wait for the outcome
-	}
+	return r.Wait(ctx, done)
 }
 
 // AppendAsync queues events and returns at once; done is called exactly
@@ -350,29 +316,12 @@ func (s *Store) enqueue(ctx context.Context, events []loop.Event, done chan<- er
 }
 
 func (s *Store) enqueueFenced(ctx context.Context, events []loop.Event, done chan<- error, notify func(error), fenced bool, token int64) (*request, error) {
-	if err := ctx.Err(); err != nil {
+	q, err := appendq.New(ctx, events, fenced, token, done, notify)
+	if err != nil || q == nil {
 		return nil, err
 	}
-	if len(events) == 0 {
-		return nil, nil
-	}
-	runs, err := appendcheck.Split(events)
-	if err != nil {
-		return nil, err
-	}
-	// Encode on the caller's goroutine, so that many sessions encode in
-	// parallel and the writer only writes.
-	r := &request{ctx: ctx, runs: runs, data: make([][][]byte, len(runs)), done: done, notify: notify, fenced: fenced, token: token}
-	for i, run := range runs {
-		r.data[i] = make([][]byte, len(run.Events))
-		for j, e := range run.Events {
-			if r.data[i][j], err = e.EncodeData(); err != nil {
-				return nil, err
-			}
-		}
-	}
-
-	if err := s.send(ctx, r, "append to session "+runs[0].SessionID); err != nil {
+	r := &request{Request: q}
+	if err := s.send(ctx, r, "append to session "+q.Runs[0].SessionID); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -403,19 +352,11 @@ func (s *Store) exec(ctx context.Context, what string, op func(ctx context.Conte
 		return err
 	}
 	done := make(chan error, 1)
-	r := &request{ctx: ctx, done: done, op: op}
+	r := &request{Request: appendq.Op(ctx, done), op: op}
 	if err := s.send(ctx, r, what); err != nil {
 		return err
 	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(queued, abandoned) {
-			return ctx.Err()
-		}
-		return <-done
-	}
+	return r.Wait(ctx, done)
 }
 
 // Load returns a session's events in order, or loop.ErrNotFound.

@@ -30,7 +30,7 @@ func (s *Store) run() {
 			continue
 		}
 		batch = append(batch[:0], r)
-		n := r.size()
+		n := r.Size()
 	drain:
 		for n < s.opts.maxBatch {
 			select {
@@ -47,7 +47,7 @@ func (s *Store) run() {
 					continue
 				}
 				batch = append(batch, r)
-				n += r.size()
+				n += r.Size()
 			default:
 				break drain
 			}
@@ -57,13 +57,6 @@ func (s *Store) run() {
 	}
 }
 
-func (r *request) size() int {
-	n := 0
-	for _, run := range r.runs {
-		n += len(run.Events)
-	}
-	return n
-}
 
 // writer owns the write connection and the cache of session summaries.
 // It holds the connection for its lifetime and runs its transactions with
@@ -174,13 +167,7 @@ func (w *writer) close() error {
 func (w *writer) write(batch []*request) {
 	w.taken = w.taken[:0]
 	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			if r.state.CompareAndSwap(queued, abandoned) {
-				r.finish(err)
-			}
-			continue
-		}
-		if r.state.CompareAndSwap(queued, taken) {
+		if r.Take() {
 			w.taken = append(w.taken, r)
 		}
 	}
@@ -192,7 +179,7 @@ func (w *writer) write(batch []*request) {
 	errs := make([]error, len(w.taken))
 	fail := func(err error) {
 		for _, r := range w.taken {
-			for _, run := range r.runs {
+			for _, run := range r.Runs {
 				delete(w.cache, run.SessionID)
 			}
 		}
@@ -212,7 +199,7 @@ func (w *writer) write(batch []*request) {
 		}
 		if attempt < lockedRetries && isLocked(err) {
 			for _, r := range w.taken {
-				for _, run := range r.runs {
+				for _, run := range r.Runs {
 					delete(w.cache, run.SessionID)
 				}
 			}
@@ -229,12 +216,12 @@ func (w *writer) write(batch []*request) {
 		if errs[i] != nil || !w.watchers.Any() {
 			continue
 		}
-		for _, run := range r.runs {
+		for _, run := range r.Runs {
 			w.watchers.Notify(store.Notice{SessionID: run.SessionID, Seq: run.Last, Events: slices.Clone(run.Events)})
 		}
 	}
 	for i, r := range w.taken {
-		r.finish(errs[i])
+		r.Finish(errs[i])
 	}
 	clear(w.taken)
 	w.trimCache()
@@ -290,10 +277,10 @@ func (w *writer) rollback(ctx context.Context) {
 // check has written nothing. Only a request spanning several sessions needs
 // a savepoint to undo the sessions already written.
 func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal error) {
-	sums := make([]loop.Summary, len(r.runs))
-	stored := make([]bool, len(r.runs)) // a retry of events stored already: nothing to write
-	for _, run := range r.runs {
-		if !r.fenced {
+	sums := make([]loop.Summary, len(r.Runs))
+	stored := make([]bool, len(r.Runs)) // a retry of events stored already: nothing to write
+	for _, run := range r.Runs {
+		if !r.Fenced {
 			break
 		}
 		var tok int64
@@ -301,11 +288,11 @@ func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal er
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("sqlite store %s: session %s: read lease: %w", w.path, run.SessionID, err)
 		}
-		if tok != r.token || errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("sqlite store %s: append to session %s with lease token %d (current %d): %w", w.path, run.SessionID, r.token, tok, store.ErrLeaseLost), nil
+		if tok != r.Token || errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("sqlite store %s: append to session %s with lease token %d (current %d): %w", w.path, run.SessionID, r.Token, tok, store.ErrLeaseLost), nil
 		}
 	}
-	for i, run := range r.runs {
+	for i, run := range r.Runs {
 		sum, err := w.summary(ctx, run.SessionID, false)
 		if err != nil {
 			return nil, err
@@ -316,7 +303,7 @@ func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal er
 				return nil, err
 			}
 			if run.First != sum.LastSeq+1 {
-				same, err := w.alreadyStored(ctx, run, r.data[i], sum.LastSeq)
+				same, err := w.alreadyStored(ctx, run, r.Data[i], sum.LastSeq)
 				if err != nil {
 					return nil, err
 				}
@@ -329,21 +316,21 @@ func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal er
 		sums[i] = sum
 	}
 
-	savepoint := len(r.runs) > 1
+	savepoint := len(r.Runs) > 1
 	if savepoint {
 		if _, err := w.conn.ExecContext(ctx, "SAVEPOINT append"); err != nil {
 			return nil, fmt.Errorf("sqlite store %s: savepoint: %w", w.path, err)
 		}
 	}
-	for i, run := range r.runs {
+	for i, run := range r.Runs {
 		if stored[i] {
 			continue
 		}
-		stale, err := w.insert(ctx, run, r.data[i], &sums[i])
+		stale, err := w.insert(ctx, run, r.Data[i], &sums[i])
 		if err == nil && !stale {
 			continue
 		}
-		for _, run := range r.runs {
+		for _, run := range r.Runs {
 			delete(w.cache, run.SessionID)
 		}
 		if savepoint {
@@ -368,7 +355,7 @@ func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal er
 			return nil, fmt.Errorf("sqlite store %s: release savepoint: %w", w.path, err)
 		}
 	}
-	for i, run := range r.runs {
+	for i, run := range r.Runs {
 		if stored[i] {
 			continue
 		}
@@ -473,13 +460,7 @@ func (w *writer) summary(ctx context.Context, id string, fresh bool) (loop.Summa
 
 // runOp runs a request's op in a transaction of its own and answers it.
 func (w *writer) runOp(r *request) {
-	if err := r.ctx.Err(); err != nil {
-		if r.state.CompareAndSwap(queued, abandoned) {
-			r.finish(err)
-		}
-		return
-	}
-	if !r.state.CompareAndSwap(queued, taken) {
+	if !r.Take() {
 		return
 	}
 	ctx := context.Background() // a taken op runs regardless of its context
@@ -492,20 +473,20 @@ func (w *writer) runOp(r *request) {
 			time.Sleep(wait) // another process holds the database: wait it out
 			continue
 		}
-		r.finish(fmt.Errorf("sqlite store %s: begin transaction: %w", w.path, err))
+		r.Finish(fmt.Errorf("sqlite store %s: begin transaction: %w", w.path, err))
 		return
 	}
 	if err := r.op(ctx, w); err != nil {
 		w.rollback(ctx)
-		r.finish(err)
+		r.Finish(err)
 		return
 	}
 	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		w.rollback(ctx)
-		r.finish(fmt.Errorf("sqlite store %s: commit: %w", w.path, err))
+		r.Finish(fmt.Errorf("sqlite store %s: commit: %w", w.path, err))
 		return
 	}
-	r.finish(nil)
+	r.Finish(nil)
 }
 
 // trimCache keeps the cache within its size by dropping arbitrary entries;

@@ -1,0 +1,116 @@
+// Package appendq is the hand-over of writes between the goroutines that
+// call a store and the store's one writer goroutine, shared by the SQLite
+// and PostgreSQL stores: a request is queued, then either taken by the
+// writer (which then always reports its outcome) or abandoned by a caller
+// whose context ended first (and never written).
+package appendq
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store/internal/appendcheck"
+)
+
+// Request is one write waiting for the writer.
+type Request struct {
+	Ctx  context.Context
+	Runs []appendcheck.Run
+	// Data[i][j] is the encoded payload of Runs[i].Events[j].
+	Data [][][]byte
+	// Fenced appends need Token to be the session's lease token.
+	Fenced bool
+	Token  int64
+
+	state atomic.Int32
+	// Exactly one of done and notify receives the outcome.
+	done   chan<- error
+	notify func(error)
+}
+
+const (
+	queued int32 = iota
+	taken
+	abandoned
+)
+
+// New checks and encodes events for an append; the outcome goes to done
+// or, when done is nil, to notify. A nil request and error mean there is
+// nothing to write. Encoding happens on the caller's goroutine, so many
+// sessions encode in parallel and the writer only writes.
+func New(ctx context.Context, events []loop.Event, fenced bool, token int64, done chan<- error, notify func(error)) (*Request, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(events) == 0 {
+		return nil, nil
+	}
+	runs, err := appendcheck.Split(events)
+	if err != nil {
+		return nil, err
+	}
+	r := &Request{Ctx: ctx, Runs: runs, Data: make([][][]byte, len(runs)), Fenced: fenced, Token: token, done: done, notify: notify}
+	for i, run := range runs {
+		r.Data[i] = make([][]byte, len(run.Events))
+		for j, e := range run.Events {
+			if r.Data[i][j], err = e.EncodeData(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// Op is a request that is not an append (the store says what it does),
+// reporting to done.
+func Op(ctx context.Context, done chan<- error) *Request {
+	return &Request{Ctx: ctx, done: done}
+}
+
+// Finish delivers the outcome.
+func (r *Request) Finish(err error) {
+	if r.notify != nil {
+		r.notify(err)
+		return
+	}
+	r.done <- err
+}
+
+// Take claims a queued request for the writer, which must then Finish it.
+// A request whose caller's context ended while it was queued is finished
+// here, unwritten, and Take reports false.
+func (r *Request) Take() bool {
+	if err := r.Ctx.Err(); err != nil {
+		if r.state.CompareAndSwap(queued, abandoned) {
+			r.Finish(err)
+		}
+		return false
+	}
+	return r.state.CompareAndSwap(queued, taken)
+}
+
+// Wait waits for the outcome of a request that reports to done. When ctx
+// ends first it abandons the request if the writer has not taken it yet;
+// once taken, the outcome is awaited: the caller always learns whether
+// its events are stored.
+func (r *Request) Wait(ctx context.Context, done <-chan error) error {
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(queued, abandoned) {
+			return ctx.Err()
+		}
+		return <-done
+	}
+}
+
+// Size is how many events the request carries.
+func (r *Request) Size() int {
+	n := 0
+	for _, run := range r.Runs {
+		n += len(run.Events)
+	}
+	return n
+}
