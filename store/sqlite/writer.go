@@ -57,7 +57,6 @@ func (s *Store) run() {
 	}
 }
 
-
 // writer owns the write connection and the cache of session summaries.
 // It holds the connection for its lifetime and runs its transactions with
 // BEGIN IMMEDIATE / COMMIT on it, with statements prepared once on it:
