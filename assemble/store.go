@@ -3,6 +3,7 @@ package assemble
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -33,16 +34,14 @@ func OpenStore(db string) (store.Store, error) {
 }
 
 // DescribeDB names a database for messages: a SQLite path as it is, a
-// PostgreSQL URL without its password.
+// PostgreSQL URL with its password masked.
 func DescribeDB(db string) string {
 	if !IsPostgres(db) {
 		return db
 	}
-	scheme, rest, _ := strings.Cut(db, "://")
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		if user, _, ok := strings.Cut(rest[:at], ":"); ok {
-			rest = user + ":xxxxx" + rest[at:]
-		}
+	u, err := url.Parse(db)
+	if err != nil {
+		return "a PostgreSQL database (the URL does not parse)"
 	}
-	return scheme + "://" + rest
+	return u.Redacted()
 }

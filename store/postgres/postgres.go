@@ -101,7 +101,8 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("postgres store: %w (want postgres://USER:PASSWORD@HOST:PORT/DATABASE)", redact(err, url))
+		// pgx's parse errors show the URL with its password masked.
+		return nil, fmt.Errorf("postgres store: %w (want postgres://USER:PASSWORD@HOST:PORT/DATABASE)", err)
 	}
 	name := cfg.ConnConfig.Database + " on " + cfg.ConnConfig.Host + ":" + strconv.Itoa(int(cfg.ConnConfig.Port))
 	if !strings.Contains(url, "pool_max_conns") {
@@ -113,7 +114,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres store %s: cannot connect: %w", name, err)
+		return nil, fmt.Errorf("postgres store %s: cannot connect: %w (is PostgreSQL running there, does the database exist, and are the user and password in the URL right?)", name, err)
 	}
 	if _, _, err := Migrate(ctx, pool); err != nil {
 		pool.Close()
@@ -141,19 +142,6 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		}
 	}
 	return s, nil
-}
-
-// redact keeps a password in a URL out of an error message.
-func redact(err error, url string) error {
-	msg := err.Error()
-	if i := strings.Index(url, "://"); i >= 0 {
-		if at := strings.Index(url[i+3:], "@"); at >= 0 {
-			if colon := strings.Index(url[i+3:i+3+at], ":"); colon >= 0 {
-				msg = strings.ReplaceAll(msg, url[i+3+colon+1:i+3+at], "xxxxx")
-			}
-		}
-	}
-	return errors.New(msg)
 }
 
 // Name says which database the store is on (no password).

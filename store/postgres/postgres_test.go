@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,4 +38,19 @@ func TestConformance(t *testing.T) {
 			return open(t, pgtest.URL(t), postgres.WithClock(now))
 		},
 	}.Run(t)
+}
+
+// A database that cannot be reached: the error says where, what to check,
+// and never the password.
+func TestOpenUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := postgres.Open(ctx, "postgres://al:hunter2@127.0.0.1:1/agentloop?connect_timeout=2")
+	if err == nil || !strings.Contains(err.Error(), "agentloop on 127.0.0.1:1") || !strings.Contains(err.Error(), "is PostgreSQL running there") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("%v", err)
+	}
+	_, err = postgres.Open(ctx, "postgres://al:hunter2@127.0.0.1:notaport/agentloop")
+	if err == nil || !strings.Contains(err.Error(), "want postgres://") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("%v", err)
+	}
 }
