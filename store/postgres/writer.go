@@ -243,12 +243,8 @@ func (p *pipeline) add(ctx context.Context, i int, r *request) error {
 			sum, ok = p.w.cache[run.SessionID]
 		}
 		if ok && run.First == sum.LastSeq+1 {
-			prev := sum.LastSeq
-			for _, e := range run.Events {
-				sum.Apply(e)
-			}
-			sum.ID = run.SessionID
-			q, args := appendStatement(r, run, r.Data[0], &sum, prev)
+			q, args, next := appendStatement(r, run, r.Data[0], sum)
+			sum = next
 			p.batch.Queue(q, args...)
 			p.queued = append(p.queued, queuedAppend{i: i, sum: sum})
 			p.planned[run.SessionID] = sum
@@ -329,7 +325,15 @@ var errStale = errors.New("stale")
 // the lease token is still the caller's, locking the lease row so no
 // other server can take it before this commits — and inserts the events
 // only then. It affects len(run.Events) rows or none.
-func appendStatement(r *request, run appendcheck.Run, data [][]byte, sum *loop.Summary, prev int64) (string, []any) {
+//
+// before is the session's summary as stored (LastSeq 0: no session yet);
+// after is what the statement makes it.
+func appendStatement(r *request, run appendcheck.Run, data [][]byte, before loop.Summary) (q string, args []any, after loop.Summary) {
+	prev, sum := before.LastSeq, before
+	for _, e := range run.Events {
+		sum.Apply(e)
+	}
+	sum.ID = run.SessionID
 	labels := []byte("{}")
 	if len(sum.Labels) > 0 {
 		labels, _ = json.Marshal(sum.Labels)
@@ -339,7 +343,7 @@ func appendStatement(r *request, run appendcheck.Run, data [][]byte, sum *loop.S
 	for j, e := range run.Events {
 		seqs[j], types[j], versions[j], times[j], payloads[j] = e.Seq, string(e.Type), int32(e.Version), encodeTime(e.Time), string(data[j])
 	}
-	args := []any{run.SessionID, sum.Tenant, sum.Task, sum.Model, string(sum.Status), string(sum.Reason), sum.Iteration, sum.MaxIterations,
+	args = []any{run.SessionID, sum.Tenant, sum.Task, sum.Model, string(sum.Status), string(sum.Reason), sum.Iteration, sum.MaxIterations,
 		sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Workspace, string(labels),
 		prev, r.Token, seqs, types, versions, times, payloads}
 	fence, guard := "", ""
@@ -359,10 +363,10 @@ func appendStatement(r *request, run appendcheck.Run, data [][]byte, sum *loop.S
 	tokens = $9, cost_usd = $10, created_at = $11, updated_at = $12, last_seq = $13, workspace = $14, labels = $15::jsonb
 	WHERE id = $1 AND last_seq = $16` + guard + ` RETURNING id`
 	}
-	q := `WITH ` + fence + `up AS (` + up + `)
+	q = `WITH ` + fence + `up AS (` + up + `)
 INSERT INTO events (tenant, session_id, seq, type, version, time, data)
 SELECT $2, $1, s, t, v, tm, d::json FROM up, unnest($18::bigint[], $19::text[], $20::int[], $21::timestamptz[], $22::text[]) AS u(s, t, v, tm, d)`
-	return q, args
+	return q, args, sum
 }
 
 // writeRequest writes one request inside tx: its own error (conflict, lost
@@ -382,29 +386,13 @@ func (w *writer) writeRequest(ctx context.Context, tx pgx.Tx, r *request, wrote 
 			}
 		}
 	}
-	sums := make([]loop.Summary, len(r.Runs))
-	stored := make([]bool, len(r.Runs)) // already stored, identical: nothing to write
-	for k, run := range r.Runs {
-		sum, err := w.summary(ctx, tx, run.SessionID, false)
-		if err != nil {
-			return nil, err
-		}
-		if run.First != sum.LastSeq+1 {
-			if sum, err = w.summary(ctx, tx, run.SessionID, true); err != nil {
-				return nil, err
-			}
-		}
-		if run.First != sum.LastSeq+1 {
-			same, err := w.alreadyStored(ctx, tx, run, r.Data[k], sum.LastSeq)
-			if err != nil {
-				return nil, err
-			}
-			if !same {
-				return appendcheck.Conflict(run, sum.LastSeq), nil
-			}
-			stored[k] = true
-		}
-		sums[k] = sum
+	sums, stored, reqErr, fatal := r.Position(
+		func(id string, fresh bool) (loop.Summary, error) { return w.summary(ctx, tx, id, fresh) },
+		func(run appendcheck.Run, data [][]byte, last int64) (bool, error) {
+			return w.alreadyStored(ctx, tx, run, data, last)
+		})
+	if reqErr != nil || fatal != nil {
+		return reqErr, fatal
 	}
 	savepoint := len(r.Runs) > 1
 	if savepoint {
@@ -416,7 +404,7 @@ func (w *writer) writeRequest(ctx context.Context, tx pgx.Tx, r *request, wrote 
 		if stored[k] {
 			continue
 		}
-		ok, err := w.insert(ctx, tx, run, r.Data[k], &sums[k])
+		ok, err := w.insert(ctx, tx, r, run, r.Data[k], &sums[k])
 		if err == nil && ok {
 			wrote[k] = true
 			continue
@@ -484,49 +472,19 @@ func (w *writer) alreadyStored(ctx context.Context, tx pgx.Tx, run appendcheck.R
 	return n == len(run.Events), rows.Err()
 }
 
-// insert updates the session row of one run, if the log still ends where
-// sum says, and inserts its events. ok is false when the log moved on (and
+// insert writes one run with appendStatement, on its own, updating sum.
+// ok is false when the log moved on or the lease changed hands (and
 // nothing was written).
-func (w *writer) insert(ctx context.Context, tx pgx.Tx, run appendcheck.Run, data [][]byte, sum *loop.Summary) (ok bool, err error) {
-	prev := sum.LastSeq
-	for _, e := range run.Events {
-		sum.Apply(e)
-	}
-	sum.ID = run.SessionID
-	labels := []byte("{}")
-	if len(sum.Labels) > 0 {
-		labels, _ = json.Marshal(sum.Labels)
-	}
-	args := []any{sum.ID, sum.Tenant, sum.Task, sum.Model, string(sum.Status), string(sum.Reason), sum.Iteration, sum.MaxIterations,
-		sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Workspace, string(labels)}
-	var q string
-	if prev == 0 {
-		q = `INSERT INTO sessions (id, ` + summaryCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb)
-ON CONFLICT (id) DO NOTHING`
-	} else {
-		q = `UPDATE sessions SET tenant = $2, task = $3, model = $4, status = $5, reason = $6, iteration = $7, max_iterations = $8,
-	tokens = $9, cost_usd = $10, created_at = $11, updated_at = $12, last_seq = $13, workspace = $14, labels = $15::jsonb
-WHERE id = $1 AND last_seq = $16`
-		args = append(args, prev)
-	}
+func (w *writer) insert(ctx context.Context, tx pgx.Tx, r *request, run appendcheck.Run, data [][]byte, sum *loop.Summary) (ok bool, err error) {
+	q, args, next := appendStatement(r, run, data, *sum)
 	tag, err := tx.Exec(ctx, q, args...)
 	if err != nil {
-		return false, w.s.errf("session %s: update summary: %w", run.SessionID, err)
+		return false, w.s.errf("session %s: append events %d–%d: %w", run.SessionID, run.First, run.Last, err)
 	}
-	if tag.RowsAffected() != 1 {
+	if tag.RowsAffected() != int64(len(run.Events)) {
 		return false, nil
 	}
-	n := len(run.Events)
-	seqs, types, versions, times, payloads := make([]int64, n), make([]string, n), make([]int32, n), make([]time.Time, n), make([]string, n)
-	for j, e := range run.Events {
-		seqs[j], types[j], versions[j], times[j], payloads[j] = e.Seq, string(e.Type), int32(e.Version), encodeTime(e.Time), string(data[j])
-	}
-	_, err = tx.Exec(ctx, `INSERT INTO events (tenant, session_id, seq, type, version, time, data)
-SELECT $1, $2, s, t, v, tm, d::json FROM unnest($3::bigint[], $4::text[], $5::int[], $6::timestamptz[], $7::text[]) AS u(s, t, v, tm, d)`,
-		sum.Tenant, run.SessionID, seqs, types, versions, times, payloads)
-	if err != nil {
-		return false, w.s.errf("session %s: insert events %d–%d: %w", run.SessionID, run.First, run.Last, err)
-	}
+	*sum = next
 	return true, nil
 }
 

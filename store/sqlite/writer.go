@@ -276,8 +276,6 @@ func (w *writer) rollback(ctx context.Context) {
 // check has written nothing. Only a request spanning several sessions needs
 // a savepoint to undo the sessions already written.
 func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal error) {
-	sums := make([]loop.Summary, len(r.Runs))
-	stored := make([]bool, len(r.Runs)) // a retry of events stored already: nothing to write
 	for _, run := range r.Runs {
 		if !r.Fenced {
 			break
@@ -291,28 +289,13 @@ func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal er
 			return fmt.Errorf("sqlite store %s: append to session %s with lease token %d (current %d): %w", w.path, run.SessionID, r.Token, tok, store.ErrLeaseLost), nil
 		}
 	}
-	for i, run := range r.Runs {
-		sum, err := w.summary(ctx, run.SessionID, false)
-		if err != nil {
-			return nil, err
-		}
-		if run.First != sum.LastSeq+1 {
-			// The cache may be behind another process: look again.
-			if sum, err = w.summary(ctx, run.SessionID, true); err != nil {
-				return nil, err
-			}
-			if run.First != sum.LastSeq+1 {
-				same, err := w.alreadyStored(ctx, run, r.Data[i], sum.LastSeq)
-				if err != nil {
-					return nil, err
-				}
-				if !same {
-					return appendcheck.Conflict(run, sum.LastSeq), nil
-				}
-				stored[i] = true
-			}
-		}
-		sums[i] = sum
+	sums, stored, reqErr, fatal := r.Position(
+		func(id string, fresh bool) (loop.Summary, error) { return w.summary(ctx, id, fresh) },
+		func(run appendcheck.Run, data [][]byte, last int64) (bool, error) {
+			return w.alreadyStored(ctx, run, data, last)
+		})
+	if reqErr != nil || fatal != nil {
+		return reqErr, fatal
 	}
 
 	savepoint := len(r.Runs) > 1

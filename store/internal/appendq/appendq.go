@@ -114,3 +114,40 @@ func (r *Request) Size() int {
 	}
 	return n
 }
+
+// Position finds where each run of r stands against its session's stored
+// log, the same way in every store: summary returns a session's stored
+// summary (from a cache unless fresh: the cache may be behind another
+// process), alreadyStored whether a run's events are all stored already,
+// identical. A run that continues the log is to be written; one already
+// stored is a retry, with nothing to write (stored[k]); anything else is
+// a conflict, returned as the request's own error.
+func (r *Request) Position(
+	summary func(id string, fresh bool) (loop.Summary, error),
+	alreadyStored func(run appendcheck.Run, data [][]byte, last int64) (bool, error),
+) (sums []loop.Summary, stored []bool, reqErr, fatal error) {
+	sums, stored = make([]loop.Summary, len(r.Runs)), make([]bool, len(r.Runs))
+	for k, run := range r.Runs {
+		sum, err := summary(run.SessionID, false)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if run.First != sum.LastSeq+1 {
+			if sum, err = summary(run.SessionID, true); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		if run.First != sum.LastSeq+1 {
+			same, err := alreadyStored(run, r.Data[k], sum.LastSeq)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if !same {
+				return nil, nil, appendcheck.Conflict(run, sum.LastSeq), nil
+			}
+			stored[k] = true
+		}
+		sums[k] = sum
+	}
+	return sums, stored, nil, nil
+}
