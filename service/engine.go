@@ -13,7 +13,8 @@ import (
 // on to it, and runs nothing itself; reading, listing and watching stay
 // the same (the workers write the events to the same store).
 type Engine interface {
-	// Run starts driving a session already recorded in the store.
+	// Run starts driving a session already recorded in the store; a
+	// session it already drives is left as it is, without error.
 	Run(ctx context.Context, sessionID string) error
 	// Control delivers a person's control (pause, resume, reply, decide,
 	// terminate) to the session's driver.
@@ -37,8 +38,15 @@ func (s *Service) startOnEngine(ctx context.Context, id string, create func() er
 	return &Started{ID: id}, nil
 }
 
-// controlOnEngine passes a control to the engine.
+// controlOnEngine passes a control to the engine. A resume first makes
+// sure the session's workflow runs (Run leaves a running one alone): a
+// session whose workflow did not start, or ended, is driven again.
 func (s *Service) controlOnEngine(ctx context.Context, ctl store.Control) (*Result, error) {
+	if ctl.Kind == store.ControlResume {
+		if err := s.cfg.Engine.Run(ctx, ctl.SessionID); err != nil {
+			return nil, fmt.Errorf("session %s's workflow could not be started: %v (is the engine reachable? try the resume again)", ctl.SessionID, err)
+		}
+	}
 	if err := s.cfg.Engine.Control(ctx, ctl.SessionID, ctl); err != nil {
 		return nil, fmt.Errorf("the %s did not reach session %s's workflow: %v", ctl.Kind, ctl.SessionID, err)
 	}
