@@ -97,9 +97,8 @@ func SessionWorkflow(ctx workflow.Context, in Input) (Summary, error) {
 	if in.StepsPerRun <= 0 {
 		in.StepsPerRun = 200
 	}
-	var cur Summary
-	known := in.Last != nil
-	if known {
+	var cur Summary // the zero Summary: not stepped yet
+	if in.Last != nil {
 		cur = *in.Last
 	}
 	pending, queue := in.Pending, in.Queue
@@ -133,10 +132,10 @@ func SessionWorkflow(ctx workflow.Context, in Input) (Summary, error) {
 	}
 	for steps := 0; ; {
 		drain()
-		if known && cur.Status.Finished() {
+		if cur.Status.Finished() {
 			return cur, nil
 		}
-		stopped := known && (cur.Status == loop.StatusPaused || cur.Status == loop.StatusWaiting)
+		stopped := cur.Status == loop.StatusPaused || cur.Status == loop.StatusWaiting
 		if stopped && pending.Terminate == "" {
 			if len(queue) == 0 {
 				// Nothing to do until a person acts.
@@ -170,8 +169,8 @@ func SessionWorkflow(ctx workflow.Context, in Input) (Summary, error) {
 			queue = nil
 		}
 		kind := cur.Next
-		if !known {
-			kind = loop.StepBookkeeping
+		if kind == loop.StepNone {
+			kind = loop.StepBookkeeping // not stepped yet: the step says where it is
 		}
 		controls := loop.StepControls{Terminate: pending.Terminate}
 		if kind == loop.StepBookkeeping {
@@ -194,15 +193,12 @@ func SessionWorkflow(ctx workflow.Context, in Input) (Summary, error) {
 		if err := step.Get(ctx, &next); err != nil {
 			return cur, err
 		}
-		cur, known = next, true
+		cur = next
 		if kind == loop.StepBookkeeping {
 			pending.Guidance = nil
 			if cur.Status != loop.StatusRunning {
 				pending.Pause = ""
 			}
-		}
-		if cur.Status.Finished() {
-			pending.Terminate = ""
 		}
 		steps++
 		if steps >= in.StepsPerRun && cur.Status == loop.StatusRunning {
