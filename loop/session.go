@@ -269,10 +269,7 @@ func (s *Session) prepare(ctx context.Context) func() {
 	if terminated {
 		cancel(errTerminated)
 	}
-	s.stop = builtinConditions(s.state.Limits)
-	if s.r.cfg.Stop != nil {
-		s.stop = AnyOf(s.stop, s.r.cfg.Stop)
-	}
+	s.setStopConditions()
 	return func() {
 		defer close(s.done)
 		defer s.r.release(s)
@@ -321,4 +318,13 @@ func (r *Runner) Terminate(ctx context.Context, id, reason string) (*State, erro
 	err = s.endTerminated(ctx)
 	close(s.done)
 	return s.state, err
+}
+
+// setStopConditions sets the session's stop conditions: its limits', and
+// the runner's own.
+func (s *Session) setStopConditions() {
+	s.stop = builtinConditions(s.state.Limits)
+	if s.r.cfg.Stop != nil {
+		s.stop = AnyOf(s.stop, s.r.cfg.Stop)
+	}
 }

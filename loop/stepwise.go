@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"errors"
-	"fmt"
 )
 
 // Stepwise running: a driver outside this process's run loop — a durable
@@ -101,27 +100,25 @@ func (r *Runner) Step(ctx context.Context, id string, c StepControls) (*State, e
 	if err := s.needEnv(ctx); err != nil {
 		return nil, err
 	}
-	s.stop = builtinConditions(s.state.Limits)
-	if r.cfg.Stop != nil {
-		s.stop = AnyOf(s.stop, r.cfg.Stop)
-	}
+	s.setStopConditions()
 	callCtx, cancel := s.withSessionTimeout(ctx)
 	defer cancel()
 	// Bookkeeping turns in a row (closing an iteration, then opening the
 	// next) are one step: only a model call or the tool calls end it.
-	for first := true; first || (s.state.Status == StatusRunning && NextStep(s.state) == StepBookkeeping && ctx.Err() == nil); first = false {
+	for {
 		kind := NextStep(s.state)
 		if _, err := s.turn(ctx, callCtx); err != nil {
 			return nil, err
 		}
-		if kind != StepBookkeeping {
+		if kind != StepBookkeeping || NextStep(s.state) != StepBookkeeping || ctx.Err() != nil {
 			break
 		}
 	}
 	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		// The driver cancelled the step (a worker shutting down): what
-		// the turn recorded stays buffered and is dropped; the log
-		// holds what was durable, and the step is taken again.
+		// the turn buffered is dropped, commits already handed over
+		// finish first, and the step is taken again from the log.
+		_ = s.waitPending()
 		return nil, ctx.Err()
 	}
 	if err := s.flush(ctx); err != nil {
@@ -154,25 +151,17 @@ func (r *Runner) recorded(s *Session, err error) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s == nil {
-		return nil, fmt.Errorf("loop: nothing recorded")
-	}
 	return s.state, nil
 }
 
-// Create records a new session without running it: a stepwise driver
-// takes its steps.
+// Create records a new session (durably) without running it: a stepwise
+// driver takes its steps.
 func (r *Runner) Create(ctx context.Context, task Task) (*State, error) {
 	s, err := r.create(ctx, task)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		r.release(s)
-		close(s.done)
-	}()
-	if err := s.flush(ctx); err != nil {
-		return nil, err
-	}
+	r.release(s)
+	close(s.done)
 	return s.state, nil
 }
