@@ -17,10 +17,7 @@ const secretsFD = "AGENTLOOP_SECRETS_FD"
 // API keys, tokens, passwords.
 func isSecretName(name string) bool {
 	n := strings.ToUpper(name)
-	if n == "AGENTLOOP_KEY" {
-		return true
-	}
-	for _, s := range []string{"_API_KEY", "_KEY", "_TOKEN", "_SECRET", "PASSWORD", "_PASS"} {
+	for _, s := range []string{"_KEY", "_TOKEN", "_SECRET", "PASSWORD", "_PASS"} { // _KEY: OPENAI_API_KEY, AGENTLOOP_KEY, …
 		if strings.HasSuffix(n, s) {
 			return true
 		}
