@@ -138,25 +138,10 @@ func Open(path string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 
-	rdb, err := sql.Open(driverName, dsn(path, o, true))
+	rdb, loadSt, existsSt, err := openReaders(ctx, path, dsn(path, o, true), o.readConns)
 	if err != nil {
 		wdb.Close()
-		return nil, fmt.Errorf("sqlite store %s: open readers: %w", path, err)
-	}
-	rdb.SetMaxOpenConns(o.readConns)
-	rdb.SetMaxIdleConns(o.readConns)
-	loadSt, err := rdb.PrepareContext(ctx, loadAfterSQL)
-	if err != nil {
-		rdb.Close()
-		wdb.Close()
-		return nil, fmt.Errorf("sqlite store %s: prepare load: %w", path, err)
-	}
-	existsSt, err := rdb.PrepareContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`)
-	if err != nil {
-		loadSt.Close()
-		rdb.Close()
-		wdb.Close()
-		return nil, fmt.Errorf("sqlite store %s: prepare load: %w", path, err)
+		return nil, err
 	}
 	w, err := newWriter(ctx, wdb, path, o.cacheSize)
 	if err != nil {
@@ -182,39 +167,49 @@ func Open(path string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
+// openReaders opens the read-only pool and prepares the statements every
+// Load uses.
+func openReaders(ctx context.Context, path, dsn string, conns int) (rdb *sql.DB, loadSt, existsSt *sql.Stmt, err error) {
+	if rdb, err = sql.Open(driverName, dsn); err != nil {
+		return nil, nil, nil, fmt.Errorf("sqlite store %s: open readers: %w", path, err)
+	}
+	rdb.SetMaxOpenConns(conns)
+	rdb.SetMaxIdleConns(conns)
+	if loadSt, err = rdb.PrepareContext(ctx, loadAfterSQL); err != nil {
+		rdb.Close()
+		return nil, nil, nil, fmt.Errorf("sqlite store %s: prepare load: %w", path, err)
+	}
+	if existsSt, err = rdb.PrepareContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`); err != nil {
+		loadSt.Close()
+		rdb.Close()
+		return nil, nil, nil, fmt.Errorf("sqlite store %s: prepare load: %w", path, err)
+	}
+	return rdb, loadSt, existsSt, nil
+}
+
 // openReadOnly opens only the reading side, on a file that may not be
 // writable (nor its directory, so no -shm file can be made: immutable).
 func openReadOnly(ctx context.Context, path string, o options) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
 	}
-	rdb, err := sql.Open(driverName, dsn(path, o, true)+"&mode=ro&immutable=1")
+	rdb, loadSt, existsSt, err := openReaders(ctx, path, dsn(path, o, true)+"&mode=ro&immutable=1", o.readConns)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite store %s: open read-only: %w", path, err)
+		return nil, err
 	}
-	rdb.SetMaxOpenConns(o.readConns)
 	var v int
-	if err := rdb.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("sqlite store %s: open read-only: %w", path, err)
-	}
-	if v != SchemaVersion {
-		rdb.Close()
+	err = rdb.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	if err == nil && v != SchemaVersion {
+		err = fmt.Errorf("the database is at schema %d and needs migrating to %d, but it is read-only here (open it once where it can be written)", v, SchemaVersion)
 		if v > SchemaVersion {
-			return nil, fmt.Errorf("sqlite store %s: schema %d, this build knows %d: %w", path, v, SchemaVersion, ErrNewerSchema)
+			err = fmt.Errorf("schema %d, this build knows %d: %w", v, SchemaVersion, ErrNewerSchema)
 		}
-		return nil, fmt.Errorf("sqlite store %s: the database is at schema %d and needs migrating to %d, but it is read-only here (open it once where it can be written)", path, v, SchemaVersion)
 	}
-	loadSt, err := rdb.PrepareContext(ctx, loadAfterSQL)
-	if err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("sqlite store %s: prepare load: %w", path, err)
-	}
-	existsSt, err := rdb.PrepareContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`)
 	if err != nil {
 		loadSt.Close()
+		existsSt.Close()
 		rdb.Close()
-		return nil, fmt.Errorf("sqlite store %s: prepare load: %w", path, err)
+		return nil, fmt.Errorf("sqlite store %s: open read-only: %w", path, err)
 	}
 	s := &Store{path: path, opts: o, rdb: rdb, loadSt: loadSt, existsSt: existsSt, done: make(chan struct{})}
 	close(s.done)

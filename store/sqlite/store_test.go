@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -376,6 +377,16 @@ func TestReadOnly(t *testing.T) {
 	ro.AppendAsync(t.Context(), []loop.Event{storetest.FakeEvent("ro", 6)}, func(err error) { done <- err })
 	if err := <-done; !errors.Is(err, sqlite.ErrReadOnly) {
 		t.Fatalf("append async: %v", err)
+	}
+	// An older schema cannot be migrated read-only: it says where to do it.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Exec(fmt.Sprintf("PRAGMA user_version = %d", sqlite.SchemaVersion-1))
+	db.Close()
+	if _, err := sqlite.Open(path, sqlite.ReadOnly()); err == nil || !strings.Contains(err.Error(), "needs migrating") {
+		t.Fatalf("an older schema, read-only: %v", err)
 	}
 }
 
