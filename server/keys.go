@@ -73,7 +73,7 @@ func (s *Server) deleteKey(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if err := s.cfg.Keys.DeleteKey(r.Context(), tenant, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			problem(w, http.StatusNotFound, "no key "+id)
+			problem(w, http.StatusNotFound, "no key "+id+" (GET /v1/keys lists them)")
 			return
 		}
 		s.fail(w, r, err)
