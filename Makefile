@@ -2,10 +2,14 @@
 
 GO ?= go
 
-.PHONY: test build vet fmt-check bench demo bench-compare bench-compare-quick bench-loop
+.PHONY: test build install vet fmt-check bench demo bench-compare bench-compare-quick bench-loop
 
 build:
 	$(GO) build -o agentloop ./cmd/agentloop
+
+# Into $(go env GOPATH)/bin, or $GOBIN.
+install:
+	$(GO) install ./cmd/agentloop
 
 fmt-check:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

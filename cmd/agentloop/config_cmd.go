@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/agentloop/agentloop/assemble"
@@ -34,6 +36,11 @@ func cmdConfig(args []string, stdout, stderr io.Writer) int {
 		path = fset.Arg(0)
 	}
 	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) && fset.NArg() == 0 {
+			// No config file is a valid setup: the built-in defaults apply.
+			fmt.Fprintf(stderr, "no config file at %s: the built-in defaults apply (every key is documented in config/example.yaml; --config or AGENTLOOP_CONFIG to use another file)\n", path)
+			return 0
+		}
 		return fail(stderr, "config file %s: %v", path, err)
 	}
 	problems := config.Check(path, builtinToolNames())
