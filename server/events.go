@@ -100,8 +100,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 		s.fail(w, r, err)
 		return
 	}
-	s.counts.streams.Add(1)
-	defer s.counts.streams.Add(-1)
+	defer s.streamOpened()()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")

@@ -1,106 +1,109 @@
 package server
 
 import (
-	"fmt"
+	"context"
 	"net/http"
-	"sort"
-	"strings"
-	"sync"
-	"sync/atomic"
+	"strconv"
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 )
 
-// counters are the server's own counts since it started.
-type counters struct {
-	mu       sync.Mutex
-	requests map[string]uint64 // by status class: 2xx, 4xx, …
-	streams  atomic.Int64      // open event streams
+// meters are the server's own instruments, beside those telemetry takes
+// from committed events: requests served, streams open, and what the
+// database holds (read when metrics are collected).
+type meters struct {
+	requests metric.Int64Counter
+	streams  metric.Int64UpDownCounter
+	classes  [6]metric.MeasurementOption // by status class, 1xx…5xx
 }
 
-func (c *counters) request(status int) {
-	c.mu.Lock()
-	if c.requests == nil {
-		c.requests = map[string]uint64{}
+func (s *Server) instrument() error {
+	m := s.tel.Meter()
+	var err error
+	if s.meters.requests, err = m.Int64Counter("agentloop.http.requests", metric.WithDescription("Requests served since the server started, by status class.")); err != nil {
+		return err
 	}
-	c.requests[fmt.Sprintf("%dxx", status/100)]++
-	c.mu.Unlock()
+	for i := range s.meters.classes {
+		s.meters.classes[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("code", strconv.Itoa(i)+"xx")))
+	}
+	if s.meters.streams, err = m.Int64UpDownCounter("agentloop.event_streams", metric.WithDescription("Event streams (SSE and WebSocket) open now.")); err != nil {
+		return err
+	}
+	s.meters.streams.Add(context.Background(), 0) // shown as 0 before the first stream
+	sessions, err := m.Int64ObservableGauge("agentloop.sessions", metric.WithDescription("Sessions in the database by status."))
+	if err != nil {
+		return err
+	}
+	iterations, err := m.Int64ObservableGauge("agentloop.session.iterations", metric.WithDescription("Iterations of every session in the database."))
+	if err != nil {
+		return err
+	}
+	tokens, err := m.Int64ObservableGauge("agentloop.session.tokens", metric.WithDescription("Tokens used by every session in the database."))
+	if err != nil {
+		return err
+	}
+	cost, err := m.Float64ObservableGauge("agentloop.session.cost_usd", metric.WithDescription("Cost of every session in the database, in US dollars."))
+	if err != nil {
+		return err
+	}
+	// Every tenant's sessions: the metrics are for the server's operator.
+	operator := service.Caller{Tenant: "", Subject: "metrics", Scopes: []service.Scope{service.ScopeRead, service.ScopeAllTenants}}
+	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		list, err := s.svc.List(ctx, operator, store.Filter{})
+		if err != nil {
+			return err
+		}
+		byStatus := map[loop.Status]int64{}
+		var its, toks int64
+		usd := 0.0
+		for _, sum := range list {
+			byStatus[sum.Status]++
+			its += int64(sum.Iteration)
+			toks += int64(sum.Tokens)
+			usd += sum.CostUSD
+		}
+		for _, st := range []loop.Status{loop.StatusRunning, loop.StatusPaused, loop.StatusWaiting, loop.StatusCompleted, loop.StatusFailed, loop.StatusTerminated, loop.StatusError} {
+			o.ObserveInt64(sessions, byStatus[st], metric.WithAttributes(attribute.String("status", string(st))))
+		}
+		o.ObserveInt64(iterations, its)
+		o.ObserveInt64(tokens, toks)
+		o.ObserveFloat64(cost, usd)
+		return nil
+	}, sessions, iterations, tokens, cost)
+	return err
 }
 
-// metrics serves Prometheus text: sessions by status, their iterations,
-// tokens and cost (all tenants: for the operator of the server), the
-// requests served and the event streams open.
+func (s *Server) request(status int) {
+	if c := status / 100; c >= 1 && c <= 5 {
+		s.meters.requests.Add(context.Background(), 1, s.meters.classes[c])
+	}
+}
+
+func (s *Server) streamOpened() func() {
+	s.meters.streams.Add(context.Background(), 1)
+	return func() { s.meters.streams.Add(context.Background(), -1) }
+}
+
+// metrics serves Prometheus text from the server's telemetry: what the
+// database holds (all tenants), what this server committed, requests,
+// streams.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	if !callerOf(r.Context()).Has(service.ScopeAllTenants) && !callerOf(r.Context()).Has(scopeAdmin) {
 		problem(w, http.StatusForbidden, "metrics are for the server's operator (an admin key, or loopback without keys)")
 		return
 	}
-	list, err := s.svc.List(r.Context(), callerOf(r.Context()), store.Filter{})
-	if err != nil {
-		s.fail(w, r, err)
+	h := s.tel.Handler()
+	if h == nil {
+		problem(w, http.StatusNotFound, "this server does not serve Prometheus metrics")
 		return
 	}
-	byStatus := map[loop.Status]int{}
-	iterations, tokens, cost := 0, 0, 0.0
-	for _, sum := range list {
-		byStatus[sum.Status]++
-		iterations += sum.Iteration
-		tokens += sum.Tokens
-		cost += sum.CostUSD
-	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	fmt.Fprintln(w, "# HELP agentloop_sessions Sessions in the database by status.")
-	fmt.Fprintln(w, "# TYPE agentloop_sessions gauge")
-	for _, st := range []loop.Status{loop.StatusRunning, loop.StatusPaused, loop.StatusWaiting, loop.StatusCompleted, loop.StatusFailed, loop.StatusTerminated, loop.StatusError} {
-		fmt.Fprintf(w, "agentloop_sessions{status=%q} %d\n", st, byStatus[st])
-	}
-	fmt.Fprintln(w, "# HELP agentloop_iterations Iterations of every session in the database.")
-	fmt.Fprintln(w, "# TYPE agentloop_iterations gauge")
-	fmt.Fprintf(w, "agentloop_iterations %d\n", iterations)
-	fmt.Fprintln(w, "# HELP agentloop_tokens Tokens used by every session in the database.")
-	fmt.Fprintln(w, "# TYPE agentloop_tokens gauge")
-	fmt.Fprintf(w, "agentloop_tokens %d\n", tokens)
-	fmt.Fprintln(w, "# HELP agentloop_cost_usd Cost of every session in the database, in US dollars.")
-	fmt.Fprintln(w, "# TYPE agentloop_cost_usd gauge")
-	fmt.Fprintf(w, "agentloop_cost_usd %g\n", cost)
-	fmt.Fprintln(w, "# HELP agentloop_http_requests_total Requests served since the server started, by status class.")
-	fmt.Fprintln(w, "# TYPE agentloop_http_requests_total counter")
-	s.counts.mu.Lock()
-	classes := make([]string, 0, len(s.counts.requests))
-	for k := range s.counts.requests {
-		classes = append(classes, k)
-	}
-	sort.Strings(classes)
-	for _, k := range classes {
-		fmt.Fprintf(w, "agentloop_http_requests_total{code=%q} %d\n", k, s.counts.requests[k])
-	}
-	s.counts.mu.Unlock()
-	o := &s.obs
-	o.mu.Lock()
-	for _, m := range []struct {
-		name, help string
-		v          any
-	}{
-		{"agentloop_events_total", "Events committed since the server started.", o.events},
-		{"agentloop_iterations_total", "Iterations started since the server started.", o.iterations},
-		{"agentloop_tool_calls_total", "Tool calls finished since the server started.", o.toolCalls},
-		{"agentloop_model_calls_total", "Model replies since the server started.", o.modelCalls},
-		{"agentloop_model_call_seconds_total", "Time spent in model calls since the server started.", float64(o.modelMillis) / 1000},
-		{"agentloop_tokens_total", "Tokens of model calls since the server started.", o.tokens},
-		{"agentloop_cost_usd_total", "Cost of model calls since the server started, in US dollars.", o.costUSD},
-		{"agentloop_event_commit_lag_seconds_total", "Summed time from an event being recorded to its commit notice (divide by agentloop_events_total).", o.lagSum.Seconds()},
-		{"agentloop_event_commit_lag_seconds_max", "Longest time from an event being recorded to its commit notice.", o.lagMax.Seconds()},
-	} {
-		kind := "counter"
-		if strings.HasSuffix(m.name, "_max") {
-			kind = "gauge"
-		}
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %v\n", m.name, m.help, m.name, kind, m.name, m.v)
-	}
-	o.mu.Unlock()
-	fmt.Fprintln(w, "# HELP agentloop_event_streams Event streams (SSE and WebSocket) open now.")
-	fmt.Fprintln(w, "# TYPE agentloop_event_streams gauge")
-	fmt.Fprintf(w, "agentloop_event_streams %d\n", s.counts.streams.Load())
+	h.ServeHTTP(w, r)
 }
+
+// Observe measures (and, with tracing on, traces) what st commits; it
+// returns the function that stops it.
+func (s *Server) Observe(st store.Store) (stop func()) { return s.tel.Observe(st) }

@@ -35,6 +35,7 @@ import (
 	"github.com/agentloop/agentloop/feed"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/telemetry"
 )
 
 // Config is what New needs. Service is required.
@@ -58,6 +59,9 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxBody bounds request bodies (default 1 MiB).
 	MaxBody int64
+	// Telemetry measures requests, streams and committed events, and
+	// serves /metrics (default: Prometheus metrics, nothing exported).
+	Telemetry *telemetry.Telemetry
 	// Heartbeat is how often an idle event stream gets a comment line
 	// (default 15 s), so proxies keep it open and dead clients are found.
 	Heartbeat time.Duration
@@ -90,9 +94,9 @@ type Server struct {
 	mux *http.ServeMux
 	// ready is false while the server starts (recovery) and once it stops.
 	ready  func() bool
-	counts counters
+	tel    *telemetry.Telemetry
+	meters meters
 	enc    encodings
-	obs    observed
 }
 
 // New returns the API handler.
@@ -106,7 +110,13 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, svc: cfg.Service, log: cfg.Logger, mux: http.NewServeMux(), ready: func() bool { return true }}
+	s := &Server{cfg: cfg, svc: cfg.Service, log: cfg.Logger, mux: http.NewServeMux(), ready: func() bool { return true }, tel: cfg.Telemetry}
+	if s.tel == nil {
+		s.tel = telemetry.Metrics()
+	}
+	if err := s.instrument(); err != nil {
+		s.log.Error("metrics instruments", "err", err) // only a duplicate registration can fail
+	}
 	s.routes()
 	return s
 }
@@ -180,7 +190,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	s.mux.ServeHTTP(rw, r)
-	s.counts.request(rw.status)
+	s.request(rw.status)
 	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "ms", time.Since(start).Milliseconds())
 }
 

@@ -402,8 +402,9 @@ func TestMetrics(t *testing.T) {
 	if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
 		t.Fatalf("%d %s", code, hdr.Get("Content-Type"))
 	}
-	for _, want := range []string{`agentloop_sessions{status="completed"} 1`, "agentloop_iterations 1", `agentloop_http_requests_total{code="2xx"}`, "agentloop_event_streams 0",
-		"agentloop_model_calls_total 1", "agentloop_iterations_total 1", "agentloop_events_total 5", "agentloop_event_commit_lag_seconds_max"} {
+	for _, want := range []string{`agentloop_sessions{status="completed"} 1`, "agentloop_session_iterations 1", `agentloop_http_requests_total{code="2xx"}`, "agentloop_event_streams 0",
+		`agentloop_model_calls_total{agentloop_outcome="ok",gen_ai_operation_name="chat"`, "agentloop_iterations_total 1", "agentloop_events_total 5",
+		"agentloop_event_commit_lag_seconds_count 5", `gen_ai_client_token_usage_bucket{gen_ai_operation_name="chat"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("metrics lack %q:\n%s", want, out)
 		}

@@ -43,8 +43,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request, id string, after
 		return // Accept wrote the error
 	}
 	defer conn.CloseNow()
-	s.counts.streams.Add(1)
-	defer s.counts.streams.Add(-1)
+	defer s.streamOpened()()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	// Reading is required for control frames; a client's messages are

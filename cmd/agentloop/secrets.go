@@ -17,7 +17,8 @@ const secretsFD = "AGENTLOOP_SECRETS_FD"
 // API keys, tokens, passwords.
 func isSecretName(name string) bool {
 	n := strings.ToUpper(name)
-	for _, s := range []string{"_KEY", "_TOKEN", "_SECRET", "PASSWORD", "_PASS"} { // _KEY: OPENAI_API_KEY, AGENTLOOP_KEY, …
+	// _KEY: OPENAI_API_KEY, AGENTLOOP_KEY, …; _HEADERS: OTEL_EXPORTER_OTLP_HEADERS carries a collector's credentials.
+	for _, s := range []string{"_KEY", "_TOKEN", "_SECRET", "PASSWORD", "_PASS", "_HEADERS"} {
 		if strings.HasSuffix(n, s) {
 			return true
 		}

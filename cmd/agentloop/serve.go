@@ -136,6 +136,11 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	defer st.Close()
+	tel, doneObserving, err := observe(st, true, stderr)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer doneObserving() // after svc.Close: the sessions' last events are measured
 	var engine service.Engine
 	if *engineName == "temporal" {
 		tc, err := client.Dial(client.Options{HostPort: *temporalAddr, Namespace: *namespace, Logger: tlog.NewStructuredLogger(log)})
@@ -171,9 +176,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		Quotas:     server.Quotas{Running: *quotaRunning, TokensPerDay: *quotaTokens, USDPerDay: *quotaUSD},
 		Workspaces: tracked,
 		UI:         web.Handler(),
+		Telemetry:  tel,
 		Defaults: server.Defaults{Model: *modelSpec, Endpoint: withoutCredentials(*baseURL), Profile: profName, Approval: approval,
 			Workspaces: *workspaces, AllowScripts: *allowScripts}})
-	defer api.Observe(st)()
 	var ready atomic.Bool
 	api.SetReady(ready.Load)
 

@@ -33,6 +33,8 @@ type cliEnv struct {
 	// feed fans the store's commits out to the progress display.
 	feed     *feed.Feed
 	stopFeed func()
+	// doneObserving ends telemetry (traces when OTEL_* asks for them).
+	doneObserving func()
 }
 
 func (e *cliEnv) Close() {
@@ -41,6 +43,9 @@ func (e *cliEnv) Close() {
 	}
 	if e.stopFeed != nil {
 		e.stopFeed()
+	}
+	if e.doneObserving != nil {
+		e.doneObserving()
 	}
 	if e.store != nil {
 		_ = e.store.Close()
@@ -157,6 +162,10 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	env.resolver = &assemble.Resolver{Config: cfgFile, APIKey: o.apiKey, PromptTemplate: o.promptFile, Override: o.override(env.dir),
 		OnWorkspace: func(_ string, ws *workspace.Workspace) { env.ws = ws }}
 	if env.store, err = assemble.OpenStore(o.db); err != nil {
+		return nil, err
+	}
+	if _, env.doneObserving, err = observe(env.store, false, stderr); err != nil {
+		env.Close()
 		return nil, err
 	}
 	env.feed = feed.New(env.store)

@@ -49,6 +49,11 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	defer st.Close()
+	_, doneObserving, err := observe(st, false, stderr)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer doneObserving()
 	prices, err := assemble.Prices("")
 	if err != nil {
 		return fail(stderr, "%v", err)
