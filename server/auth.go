@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -65,6 +66,12 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 			problem(w, status, msg)
 			return
 		}
+		if rl := s.cfg.RateLimit; rl.Per > 0 && r.Header.Get("Authorization") != "" { // the caller is a key
+			if ok, wait := s.limits.allow(rl, caller.Subject, time.Now()); !ok {
+				limited(w, caller.Subject, rl, wait)
+				return
+			}
+		}
 		next(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)))
 	}
 }
@@ -81,7 +88,13 @@ func (s *Server) callerFor(r *http.Request) (service.Caller, int, string) {
 	if !ok || s.cfg.Keys == nil {
 		return service.Caller{}, http.StatusUnauthorized, "the Authorization header must be Bearer KEY"
 	}
-	k, err := s.cfg.Keys.KeyByHash(r.Context(), hashKey(strings.TrimSpace(secret)))
+	hash := hashKey(strings.TrimSpace(secret))
+	k, err := s.cfg.Keys.KeyByHash(r.Context(), hash)
+	// Only hashes are stored and looked up; the comparison of the one found
+	// takes the same time wherever the two differ.
+	if err == nil && subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) != 1 {
+		err = store.ErrNotFound
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return service.Caller{}, http.StatusUnauthorized, "unknown API key"
 	}

@@ -52,6 +52,9 @@ type Config struct {
 	Defaults Defaults
 	// Quotas limit what each tenant may start.
 	Quotas Quotas
+	// RateLimit bounds each API key's requests (a request without a key,
+	// on a server that allows that, is not limited).
+	RateLimit RateLimit
 	// Workspaces, when set, gives sessions' diffs (see Workspaces).
 	Workspaces *Workspaces
 	// UI, when set, serves the dashboard at / and /assets/.
@@ -96,6 +99,7 @@ type Server struct {
 	ready  func() bool
 	tel    *telemetry.Telemetry
 	meters meters
+	limits keyLimiters
 	enc    encodings
 }
 

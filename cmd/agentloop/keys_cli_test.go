@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -55,5 +56,43 @@ func TestKeysFromTheCommandLine(t *testing.T) {
 	}
 	if _, stderr, _ := c.run("", "keys", "list", "--db", c.db); !strings.Contains(stderr, "no keys") {
 		t.Fatalf("list after revoking: %s", stderr)
+	}
+}
+
+// Each key has its own rate: a key over it gets 429 with Retry-After and
+// a message saying what to do, another key goes on unaffected.
+func TestRateLimitPerKey(t *testing.T) {
+	c := newCLI(t)
+	var keys []string
+	for range 2 {
+		k, stderr, code := c.run("", "keys", "create", "--db", c.db, "--tenant", "acme", "--role", "viewer")
+		if code != 0 {
+			t.Fatalf("create: %d %s", code, stderr)
+		}
+		keys = append(keys, strings.TrimSpace(k))
+	}
+	s := c.serve("--auth", "keys", "--rate-limit", "0.5", "--rate-burst", "3")
+	get := func(key string) (int, string, string) {
+		req, _ := http.NewRequest("GET", s.url+"/v1/sessions", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Retry-After"), string(b)
+	}
+	for i := range 3 {
+		if code, _, body := get(keys[0]); code != 200 {
+			t.Fatalf("request %d within the burst: %d %s", i+1, code, body)
+		}
+	}
+	code, retry, body := get(keys[0])
+	if code != 429 || retry == "" || retry == "0" || !strings.Contains(body, "requests a second") || !strings.Contains(body, "--rate-limit") {
+		t.Fatalf("over the rate: %d Retry-After %q %s", code, retry, body)
+	}
+	if code, _, body := get(keys[1]); code != 200 {
+		t.Fatalf("another key was limited too: %d %s", code, body)
 	}
 }

@@ -48,6 +48,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM, how long running sessions get to pause at a safe point")
 	logFormat := fs.String("log-format", "text", "text or json")
 	demo := fs.Bool("demo", false, "start a demo session (a scripted model in a throwaway workspace) and print where to watch it")
+	rateLimit := fs.Float64("rate-limit", 20, "requests a second each API key may make on average (0: no limit); over it, 429 with Retry-After")
+	rateBurst := fs.Int("rate-burst", 60, "requests an API key may make at once before --rate-limit applies")
 	quotaRunning := fs.Int("quota-running", 0, "most sessions one tenant may run at once (0: no limit)")
 	quotaTokens := fs.Int("quota-tokens-day", 0, "most tokens one tenant's sessions may use in 24 hours (0: no limit)")
 	quotaUSD := fs.Float64("quota-usd-day", 0, "most US dollars one tenant's sessions may cost in 24 hours (0: no limit)")
@@ -174,6 +176,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	api := server.New(server.Config{Service: svc, Keys: st, RequireKeys: *authMode == "keys", Deltas: deltas, Logger: log,
 		Quotas:     server.Quotas{Running: *quotaRunning, TokensPerDay: *quotaTokens, USDPerDay: *quotaUSD},
+		RateLimit:  server.RateLimit{Per: *rateLimit, Burst: *rateBurst},
 		Workspaces: tracked,
 		UI:         web.Handler(),
 		Telemetry:  tel,

@@ -43,6 +43,7 @@ type Config struct {
 // Client sends requests for one endpoint.
 type Client struct {
 	cfg      Config
+	secrets  []string // credentials sent with every request, never shown
 	hc       *http.Client
 	timeouts Timeouts
 	retry    Retry
@@ -58,6 +59,7 @@ func New(cfg Config) *Client {
 		c.hc = newHTTPClient(c.timeouts.Connect)
 	}
 	c.shownURL = cfg.URL
+	c.secrets = secretsOf(cfg.Header, cfg.URL)
 	if u, err := url.Parse(cfg.URL); err == nil {
 		host := u.Hostname()
 		ip := net.ParseIP(host)
@@ -136,6 +138,15 @@ func (e *readError) Unwrap() error { return e.err }
 // Do POSTs body (JSON) for modelName, retrying as the policy allows, and
 // hands the first 2xx reply to handle.
 func (c *Client) Do(ctx context.Context, modelName string, body []byte, stream model.StreamFunc, handle Handler) (*model.Response, error) {
+	resp, err := c.do(ctx, modelName, body, stream, handle)
+	if err != nil {
+		// Providers quote the key they refused: no error leaves with it.
+		err = redact(err, c.secrets)
+	}
+	return resp, err
+}
+
+func (c *Client) do(ctx context.Context, modelName string, body []byte, stream model.StreamFunc, handle Handler) (*model.Response, error) {
 	call := Call{Provider: c.cfg.Provider, URL: c.shownURL, Model: modelName}
 	// The total limit is enforced by each attempt's own timer, so a call
 	// that succeeds at once needs no context of its own for it; a deadline
@@ -344,6 +355,7 @@ func (c *Client) statusError(call Call, resp *http.Response, mediaType string, b
 	if !ok {
 		msg = DescribeBody(mediaType, body)
 	}
+	msg = redactText(msg, c.secrets)
 	se := &StatusError{Call: call, StatusCode: resp.StatusCode, Message: msg,
 		RetryAfter: parseRetryAfter(resp.Header, c.retry.Now())}
 	if c.cfg.StatusHint != nil {
