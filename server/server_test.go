@@ -28,7 +28,7 @@ import (
 )
 
 type api struct {
-	t    *testing.T
+	t    testing.TB
 	url  string
 	st   *sqlite.Store
 	dir  string
@@ -36,7 +36,7 @@ type api struct {
 }
 
 // newAPI serves the API over real HTTP on loopback, with keys required.
-func newAPI(t *testing.T, requireKeys bool) *api {
+func newAPI(t testing.TB, requireKeys bool) *api {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := sqlite.Open(filepath.Join(dir, "s.db"))
@@ -73,7 +73,7 @@ func newAPI(t *testing.T, requireKeys bool) *api {
 }
 
 // script writes a scripted model that answers text after delay.
-func script(t *testing.T, dir, text string, delays ...string) string {
+func script(t testing.TB, dir, text string, delays ...string) string {
 	t.Helper()
 	var steps []string
 	for _, d := range delays {
