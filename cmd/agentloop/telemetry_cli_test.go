@@ -20,7 +20,7 @@ func TestRunSendsSpansOverOTLP(t *testing.T) {
 	c.env = append(c.env, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL, "OTEL_SERVICE_NAME=agentloop-cli-test")
 	script := writeSteps(t,
 		`{"tool_calls":[{"name":"write_file","arguments":{"path":"notes.txt","content":"x"}}],"usage":{"input_tokens":40,"output_tokens":9}}`,
-		`{"tool_calls":[{"name":"run_command","arguments":{"command":"cat notes.txt"}}]}`,
+		`{"tool_calls":[{"name":"execute_command","arguments":{"command":"cat notes.txt"}}]}`,
 		`{"text":"Written and checked."}`)
 	_, errOut, code := c.run("", "run", "--yes", "--dir", t.TempDir(), "--model", "script:"+script, "write notes")
 	if code != 0 {
@@ -38,7 +38,7 @@ func TestRunSendsSpansOverOTLP(t *testing.T) {
 			t.Fatalf("span %s from service %v", s.Name, s.Resource["service.name"])
 		}
 	}
-	want := map[string]int{"invoke_agent agentloop": 1, "iteration": 3, "chat script.json": 3, "execute_tool write_file": 1, "execute_tool run_command": 1}
+	want := map[string]int{"invoke_agent agentloop": 1, "iteration": 3, "chat script.json": 3, "execute_tool write_file": 1, "execute_tool execute_command": 1}
 	for name, n := range want {
 		if count[name] != n {
 			t.Fatalf("%d spans %q, want %d; got %v", count[name], name, n, count)
