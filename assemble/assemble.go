@@ -127,7 +127,17 @@ func (r *Resolver) build(ctx context.Context, sessionID string, spec *loop.Sessi
 			tools = only(tools, prof.Tools)
 		}
 		if prof != nil && len(prof.MCPServers) > 0 {
-			servers, err := mcp.ConnectAll(ctx, prof.MCPServers)
+			cfgs := make([]mcp.ServerConfig, len(prof.MCPServers))
+			for i, c := range prof.MCPServers {
+				// The session's servers work in its workspace, and no call
+				// names a path outside it.
+				c.Confine = func(p string) error { _, err := ws.Resolve(p); return err }
+				if c.Dir == "" && c.Command != "" {
+					c.Dir = ws.Root()
+				}
+				cfgs[i] = c
+			}
+			servers, err := mcp.ConnectAll(ctx, cfgs)
 			if err != nil {
 				return fail(err)
 			}

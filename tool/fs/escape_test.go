@@ -192,3 +192,55 @@ func TestHardLinksDoNotLeadOut(t *testing.T) {
 		}
 	}
 }
+
+// A directory swapped for a symlink to outside while the tools run — the
+// race between checking a path and using it — never lets a write or a
+// read through: every open goes through the workspace's os.Root, which
+// the kernel holds beneath the root whatever the path became.
+func TestSymlinkSwappedBetweenCheckAndUse(t *testing.T) {
+	e := newEnv(t)
+	outside := filepath.Join(filepath.Dir(e.root), "outside")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "f.txt"), []byte("SECRET\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := filepath.Join(e.root, "d")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // swap d between a directory and a symlink out, as fast as it can
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.RemoveAll(d)
+			if i%2 == 0 {
+				os.Mkdir(d, 0o755)
+			} else {
+				os.Symlink(outside, d)
+			}
+		}
+	}()
+	for i := range 300 {
+		e.call("write_file", map[string]any{"path": "d/f.txt", "content": "written\n"})
+		if r := e.call("read_file", map[string]any{"path": "d/f.txt"}); strings.Contains(r.Output, "SECRET") {
+			close(stop)
+			<-done
+			t.Fatalf("round %d: read the file outside through the swapped symlink", i)
+		}
+		e.call("edit_file", map[string]any{"path": "d/f.txt", "old_text": "SECRET", "new_text": "edited"})
+		e.call("delete_file", map[string]any{"path": "d/f.txt"})
+	}
+	close(stop)
+	<-done
+	if b, err := os.ReadFile(filepath.Join(outside, "f.txt")); err != nil || string(b) != "SECRET\n" {
+		t.Fatalf("the file outside was changed or removed: %q %v", b, err)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
+		t.Fatalf("something was written outside: %v", entries)
+	}
+}

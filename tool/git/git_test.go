@@ -169,6 +169,11 @@ func TestDiff(t *testing.T) {
 		{args: map[string]any{"staged": true, "path": "sub"}, has: []string{"-b\n+B\n"}},
 		{args: map[string]any{"path": "sub"}, has: []string{"no unstaged changes in sub"}},
 		{args: map[string]any{"path": "../elsewhere"}, has: []string{"outside the workspace"}, isError: true},
+		{args: map[string]any{"path": "/etc"}, has: []string{"outside the workspace"}, isError: true},
+		{args: map[string]any{"path": "out/x"}, has: []string{"outside the workspace"}, isError: true}, // a symlink out
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(r.dir, "out")); err != nil {
+		t.Fatal(err)
 	}
 	for _, tt := range tests {
 		res := r.call("git_diff", tt.args)

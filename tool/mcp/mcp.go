@@ -53,6 +53,11 @@ type ServerConfig struct {
 	Env map[string]string
 	// Dir is the server's working directory (default: this process's).
 	Dir string
+	// Confine, when set, checks every path-like argument of a call (see
+	// confined) before the call is sent; a refusal comes back to the model
+	// as an error result and the server never sees the call. Sessions set
+	// it to their workspace's Resolve.
+	Confine func(path string) error
 	// Stderr, if set, receives the server's standard error. The last lines
 	// are kept regardless, to explain why a server stopped.
 	Stderr io.Writer

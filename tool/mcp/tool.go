@@ -61,6 +61,11 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (tool.Result, err
 }
 
 func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
+	if s.cfg.Confine != nil {
+		if err := confined(args, s.cfg.Confine); err != nil {
+			return tool.Result{Output: fmt.Sprintf("MCP tool %q of server %q: %v; use a path inside the workspace", name, s.cfg.Name, err), IsError: true}, nil
+		}
+	}
 	c, err := s.live(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
