@@ -148,6 +148,9 @@ func (s *Service) keepWhileRunning(sess *loop.Session) {
 			s.log.mu.Unlock()
 			return
 		}
+		if _, err := sess.Wait(context.Background()); err != nil && s.cfg.OnFailed != nil {
+			s.cfg.OnFailed(sess.ID(), err)
+		}
 		s.disown(sess.ID())
 	}()
 }

@@ -54,6 +54,11 @@ type Config struct {
 	PollInterval time.Duration
 	// Clock is the time source for waiting (default time.Now).
 	Clock func() time.Time
+	// OnFailed, when set, hears of a session that stopped here without
+	// reaching a stop it could record (its events could not be saved: the
+	// database went away). Its lease is let go, so the session is
+	// recovered — here or by another process — once the database is back.
+	OnFailed func(id string, err error)
 	// Context is what sessions run under here, whoever started them (an
 	// HTTP request ends long before its session): cancel it to stop them —
 	// with cause loop.ErrShutdown they pause with reason shutdown, else

@@ -361,7 +361,9 @@ func (s *Store) Close() error {
 			<-s.listenDone
 		}
 		s.isClosed.Store(true)
-		s.w.conn.Release()
+		if s.w.conn != nil {
+			s.w.conn.Release()
+		}
 		s.pool.Close()
 	})
 	return nil

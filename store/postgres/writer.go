@@ -175,8 +175,33 @@ type notice struct {
 // channel is the NOTIFY channel of commits.
 const channel = "agentloop_events"
 
+// connection returns the writer's connection, taking a new one from the
+// pool when the last was lost (the server restarted, the network dropped):
+// appends fail while the database is away and go through once it is back.
+func (w *writer) connection(ctx context.Context) (*pgxpool.Conn, error) {
+	if w.conn != nil && !w.conn.Conn().IsClosed() {
+		return w.conn, nil
+	}
+	if w.conn != nil {
+		w.conn.Release()
+		w.conn = nil
+	}
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := w.s.pool.Acquire(actx)
+	if err != nil {
+		return nil, fmt.Errorf("the database connection was lost and none can be had now: %w", err)
+	}
+	w.conn = conn
+	return conn, nil
+}
+
 func (w *writer) writeAll(ctx context.Context, errs []error, wrote [][]bool) error {
-	tx, err := w.conn.Begin(ctx)
+	conn, err := w.connection(ctx)
+	if err != nil {
+		return err
+	}
+	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return w.s.errf("begin: %w", err)
 	}

@@ -57,6 +57,21 @@ func ServerURL(t testing.TB) string {
 	return server
 }
 
+// Own starts a server of the test's own, one it may restart (stopped when
+// the test ends), or skips (fails in CI) when none can be started.
+func Own(t testing.TB) *Server {
+	t.Helper()
+	s, err := Start(false)
+	if err != nil {
+		if os.Getenv("AGENTLOOP_POSTGRES_TESTS") != "" {
+			t.Fatalf("AGENTLOOP_POSTGRES_TESTS is set but no PostgreSQL server could be started: %v", err)
+		}
+		t.Skipf("no PostgreSQL server for this test: %v (install Debian's postgresql package)", err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
 // URL returns the URL of a new, empty database for this test; it is
 // dropped when the test ends.
 func URL(t testing.TB) string {
@@ -116,30 +131,50 @@ func start() (string, error) {
 // and removes its files. A durable server fsyncs every commit, as a
 // production one does (benchmarks want that); tests run without.
 func StartServer(durable bool) (url string, stop func(), err error) {
-	bin, err := binaries()
+	s, err := Start(durable)
 	if err != nil {
 		return "", nil, err
 	}
+	return s.URL, s.Stop, nil
+}
+
+// Server is a PostgreSQL server a test started.
+type Server struct {
+	URL  string
+	bin  string
+	dir  string
+	args []string
+	cred *syscall.Credential
+	pg   *exec.Cmd
+	logf *os.File
+}
+
+// Start starts a PostgreSQL server in a temporary directory (see StartServer).
+func Start(durable bool) (*Server, error) {
+	bin, err := binaries()
+	if err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "agentloop-pg-")
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	cred, err := runAs(dir)
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", nil, err
+		return nil, err
 	}
 	data := filepath.Join(dir, "data")
 	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "agentloop", "-E", "UTF8", "--no-sync")
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := initdb.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("initdb: %v: %s", err, out)
+		return nil, fmt.Errorf("initdb: %v: %s", err, out)
 	}
 	port, err := freePort()
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", nil, err
+		return nil, err
 	}
 	args := []string{"-D", data, "-p", strconv.Itoa(port), "-k", dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "shared_buffers=128MB"}
@@ -147,40 +182,69 @@ func StartServer(durable bool) (url string, stop func(), err error) {
 		// Throwaway data: no fsync.
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
-	pg := exec.Command(filepath.Join(bin, "postgres"), args...)
-	pg.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
-	logf, _ := os.Create(filepath.Join(dir, "postgres.log"))
-	pg.Stdout, pg.Stderr = logf, logf
-	if err := pg.Start(); err != nil {
-		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("start postgres: %v", err)
+	s := &Server{URL: fmt.Sprintf("postgres://agentloop@127.0.0.1:%d/postgres?sslmode=disable", port), bin: bin, dir: dir, args: args, cred: cred}
+	s.logf, _ = os.Create(filepath.Join(dir, "postgres.log"))
+	if err := s.run(); err != nil {
+		s.Stop()
+		return nil, err
 	}
-	stop = func() {
-		pg.Process.Signal(syscall.SIGINT) // fast shutdown
-		done := make(chan struct{})
-		go func() { pg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			pg.Process.Kill()
-			<-done
-		}
-		logf.Close()
-		os.RemoveAll(dir)
+	return s, nil
+}
+
+// run starts the postgres process and waits until it takes connections.
+func (s *Server) run() error {
+	s.pg = exec.Command(filepath.Join(s.bin, "postgres"), s.args...)
+	s.pg.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
+	s.pg.Stdout, s.pg.Stderr = s.logf, s.logf
+	if err := s.pg.Start(); err != nil {
+		s.pg = nil
+		return fmt.Errorf("start postgres: %v", err)
 	}
-	url = fmt.Sprintf("postgres://agentloop@127.0.0.1:%d/postgres?sslmode=disable", port)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		conn, err := pgx.Connect(ctx, url)
+		conn, err := pgx.Connect(ctx, s.URL)
 		cancel()
 		if err == nil {
 			conn.Close(context.Background())
-			return url, stop, nil
+			return nil
 		}
 	}
-	log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
-	stop()
-	return "", nil, fmt.Errorf("postgres did not accept connections within 30s: %s", log)
+	log, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
+	return fmt.Errorf("postgres did not accept connections within 30s: %s", log)
+}
+
+// halt stops the postgres process (a fast shutdown: clients are cut off).
+func (s *Server) halt() {
+	if s.pg == nil {
+		return
+	}
+	s.pg.Process.Signal(syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { s.pg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.pg.Process.Kill()
+		<-done
+	}
+	s.pg = nil
+}
+
+// Restart stops the server, every connection cut, waits down for the
+// given time, and starts it again on the same data and port.
+func (s *Server) Restart(down time.Duration) error {
+	s.halt()
+	time.Sleep(down)
+	return s.run()
+}
+
+// Stop stops the server and removes its files.
+func (s *Server) Stop() {
+	s.halt()
+	if s.logf != nil {
+		s.logf.Close()
+	}
+	os.RemoveAll(s.dir)
 }
 
 // binaries finds the newest installed PostgreSQL's bin directory.
