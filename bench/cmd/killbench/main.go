@@ -58,6 +58,7 @@ var (
 
 type tally struct {
 	runs, completed, torn, rerun, repeated int
+	unrecorded                             int // killed before the session was recorded
 	killedIn                               map[string]int
 	failures                               []string
 }
@@ -117,17 +118,19 @@ func main() {
 		w = io.MultiWriter(os.Stdout, f)
 	}
 	fmt.Fprintf(w, "`go run ./bench/cmd/killbench -runs %d -steps %d` — %s, %d runs in %s\n\n", *runs, steps, time.Now().Format("2006-01-02"), *runs, time.Since(start).Round(time.Second))
+	fmt.Fprint(w, "Runs killed at start-up before the session was recorded have nothing to resume; they are left out of the resumed count.\n\n")
 	fmt.Fprintln(w, "| target | runs | resumed to completion | torn/duplicated events | non-idempotent tools re-run | paid model calls repeated | killed during |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---|")
 	for _, t := range targets {
 		r := results[t]
 		var phases []string
-		for _, p := range []string{"model stream", "tool call", "long command", "verification", "between steps", "after the end"} {
+		for _, p := range []string{"start-up", "model stream", "tool call", "long command", "verification", "between steps", "after the end"} {
 			if r.killedIn[p] > 0 {
 				phases = append(phases, fmt.Sprintf("%s %d", p, r.killedIn[p]))
 			}
 		}
-		fmt.Fprintf(w, "| %s | %d | %d (%.0f %%) | %d | %d | %d | %s |\n", t, r.runs, r.completed, 100*float64(r.completed)/float64(max(r.runs, 1)), r.torn, r.rerun, r.repeated, strings.Join(phases, ", "))
+		resumable := r.runs - r.unrecorded
+		fmt.Fprintf(w, "| %s | %d | %d of %d (%.0f %%) | %d | %d | %d | %s |\n", t, r.runs, r.completed, resumable, 100*float64(r.completed)/float64(max(resumable, 1)), r.torn, r.rerun, r.repeated, strings.Join(phases, ", "))
 	}
 	for _, t := range targets {
 		for _, f := range results[t].failures {
@@ -150,7 +153,7 @@ func oneRun(i int, target, dir, pgURL string, r *tally) (string, error) {
 	env := append(os.Environ(), "OPENAI_API_KEY=k", "XDG_CONFIG_HOME="+dir, "AGENTLOOP_CONFIG=", "AGENTLOOP_MODEL=")
 	common := []string{"--db", db, "--yes", "--model", "openai/m", "--base-url", model.srv.URL + "/v1"}
 	const verifyCmd = "sleep 0.3; true"
-	killAfter := time.Duration(50+rand.IntN(1700)) * time.Millisecond
+	killAfter := time.Duration(50+rand.IntN(2400)) * time.Millisecond
 
 	var id string
 	var phase string
@@ -171,6 +174,10 @@ func oneRun(i int, target, dir, pgURL string, r *tally) (string, error) {
 		}
 		list, err := st.List(context.Background(), store.Filter{})
 		st.Close()
+		if err == nil && len(list) == 0 && phase == "start-up" {
+			r.unrecorded++ // killed before session.started was committed: nothing to resume
+			return phase, nil
+		}
 		if err != nil || len(list) != 1 {
 			return phase, fmt.Errorf("sessions after the kill: %v %v\n%s", list, err, out)
 		}
@@ -387,6 +394,8 @@ func (m *modelServer) phase(task, ws string) string {
 	b, _ := os.ReadFile(filepath.Join(ws, "effects.txt"))
 	ran := len(strings.Fields(string(b)))
 	switch {
+	case asked == 0:
+		return "start-up"
 	case streaming:
 		return "model stream"
 	case asked > steps:
