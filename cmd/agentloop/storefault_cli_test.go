@@ -3,7 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -87,4 +91,76 @@ func TestPostgresRestartedMidSession(t *testing.T) {
 	if n := strings.Count(fmt.Sprint(events), "session.ended"); n > 1 {
 		t.Fatalf("%d session.ended", n)
 	}
+}
+
+// The disk under the sessions database fills up mid-session (a 4 MB
+// tmpfs, as root): the run stops with a message saying the disk is full
+// and what to do, the database is intact, and once space is freed
+// `sessions resume` finishes the session with no step lost or done twice.
+func TestDiskFullStopsClearlyAndResumes(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	c := newCLI(t)
+	c.db = filepath.Join(mnt, "s.db")
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "big.txt"), []byte(strings.Repeat("0123456789abcdef\n", 1800)), 0o644); err != nil { // ~30 KB of output a read
+		t.Fatal(err)
+	}
+	const steps = 40
+	var script []string
+	for i := range steps {
+		script = append(script, fmt.Sprintf(`{"tool_calls":[{"name":"read_file","arguments":{"path":"big.txt","start_line":%d}}]}`, i+1))
+	}
+	model := writeScript(t, `{"steps":[`+strings.Join(append(script, `{"text":"read it all"}`), ",")+`]}`)
+	// The first run makes the database; then a filler leaves ~300 KB.
+	if _, errOut, code := c.run("", "run", "--model", "script:"+writeSteps(t, `{"text":"hi"}`), "warm up"); code != 0 {
+		t.Fatalf("warm-up: %d %s", code, errOut)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err != nil {
+		t.Fatal(err)
+	}
+	filler := filepath.Join(mnt, "filler")
+	if err := os.WriteFile(filler, make([]byte, int64(st.Bavail)*st.Bsize-300<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := c.run("", "run", "--yes", "--no-progress", "0", "--max-iterations", "50", "--dir", ws, "--model", "script:"+model, "read the big file many times")
+	if code == 0 {
+		t.Fatalf("the run did not notice the full disk:\n%s", errOut)
+	}
+	if !strings.Contains(errOut, "is full") || !strings.Contains(errOut, "Free some space") || !strings.Contains(errOut, "sessions resume") {
+		t.Fatalf("exit %d without saying the disk is full and what to do:\n%s", code, errOut)
+	}
+	t.Logf("exit %d:\n%s", code, lastLines(errOut, 6))
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ := c.run("", "sessions", "list", "--json")
+	var list []struct{ ID, Task string }
+	_ = json.Unmarshal([]byte(out), &list)
+	id := ""
+	for _, s := range list {
+		if strings.HasPrefix(s.Task, "read the big file") {
+			id = s.ID
+		}
+	}
+	if id == "" {
+		t.Fatalf("the session is not in the list: %s", out)
+	}
+	out, errOut, code = c.run("", "sessions", "resume", "--model", "script:"+model, id)
+	if code != 0 || !strings.Contains(out, "read it all") {
+		t.Fatalf("resume after freeing space: exit %d\n%s\n%s", code, out, lastLines(errOut, 10))
+	}
+	checkLog(t, c.db, id)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
 }
