@@ -32,6 +32,18 @@ type AsyncLog interface {
 // ErrNotFound is returned (wrapped) when a session does not exist.
 var ErrNotFound = errors.New("session not found")
 
+// ErrNotSaved marks (errors.Is) a session that stopped because its events
+// could not be saved: the store refused or failed the append (disk full,
+// database gone). It is not the caller's mistake; the session resumes from
+// what was saved once the store works again.
+var ErrNotSaved = errors.New("events could not be saved")
+
+// notSaved wraps a store's error as ErrNotSaved, keeping its text.
+type notSaved struct{ err error }
+
+func (e notSaved) Error() string   { return e.err.Error() }
+func (e notSaved) Unwrap() []error { return []error{ErrNotSaved, e.err} }
+
 // ErrSeqConflict is returned (wrapped) when an append does not continue the
 // stored log: another writer got there first, or events were replayed.
 var ErrSeqConflict = errors.New("event sequence conflict")

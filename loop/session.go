@@ -161,7 +161,7 @@ func (s *Session) flush(ctx context.Context) error {
 		s.detached = context.WithoutCancel(ctx)
 	}
 	if err := s.r.cfg.Log.Append(s.detached, s.buf...); err != nil {
-		return fmt.Errorf("session %s: saving %d events: %w", s.id, len(s.buf), err)
+		return fmt.Errorf("session %s: saving %d events: %w", s.id, len(s.buf), notSaved{err})
 	}
 	clear(s.buf)
 	s.buf = s.buf[:0]
@@ -231,7 +231,7 @@ func (s *Session) waitOne() error {
 	err := <-s.pending
 	s.inflight--
 	if err != nil {
-		return fmt.Errorf("session %s: saving events: %w", s.id, err)
+		return fmt.Errorf("session %s: saving events: %w", s.id, notSaved{err})
 	}
 	return nil
 }
@@ -243,7 +243,7 @@ func (s *Session) reap() error {
 		case err := <-s.pending:
 			s.inflight--
 			if err != nil {
-				return fmt.Errorf("session %s: saving events: %w", s.id, err)
+				return fmt.Errorf("session %s: saving events: %w", s.id, notSaved{err})
 			}
 		default:
 			return nil

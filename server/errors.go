@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/service"
 )
 
@@ -40,6 +41,12 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		if errors.Is(err, errTooLarge) {
 			problem(w, http.StatusRequestEntityTooLarge, err.Error())
+			return
+		}
+		if errors.Is(err, loop.ErrNotSaved) {
+			s.log.Error("the sessions database refuses writes", "method", r.Method, "path", r.URL.Path, "err", err)
+			w.Header().Set("Retry-After", "30")
+			problem(w, http.StatusServiceUnavailable, "the server cannot save sessions now: its database refuses writes (the server's log says why); try again later")
 			return
 		}
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)

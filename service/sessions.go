@@ -31,6 +31,9 @@ func (s *Service) Start(ctx context.Context, c Caller, task loop.Task) (*Started
 	if s.cfg.Engine != nil {
 		started, err := s.startOnEngine(ctx, task.ID, func() error {
 			if _, err := s.runner.Create(ctx, task); err != nil && !errors.Is(err, loop.ErrSeqConflict) {
+				if errors.Is(err, loop.ErrNotSaved) {
+					return err // the store's fault, not the task's
+				}
 				return invalid("%v", err)
 			} else if err != nil {
 				return err
@@ -53,6 +56,9 @@ func (s *Service) Start(ctx context.Context, c Caller, task loop.Task) (*Started
 		s.disown(task.ID)
 		if errors.Is(err, loop.ErrSeqConflict) {
 			return nil, conflict("session %s already exists", task.ID)
+		}
+		if errors.Is(err, loop.ErrNotSaved) {
+			return nil, err // the store's fault, not the task's
 		}
 		return nil, invalid("%v", err)
 	}

@@ -164,3 +164,35 @@ func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
 }
+
+// The sessions database deleted under a running server (by another
+// process): SQLite would go on writing to the deleted file and lose it
+// all; instead the server refuses to write, saying what happened and what
+// to do, and works again once restarted.
+func TestDatabaseDeletedUnderTheServer(t *testing.T) {
+	c := newCLI(t)
+	s := c.serve("--yes", "--workspaces", t.TempDir())
+	model := "script:" + writeSteps(t, `{"text":"hi"}`)
+	var created struct{ ID string }
+	if code := apiCall(t, "POST", s.url+"/v1/sessions", `{"task":"before","model":"`+model+`"}`, &created); code != 201 {
+		t.Fatalf("create: %d", code)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(c.db + suffix)
+	}
+	time.Sleep(1100 * time.Millisecond) // the writer looks at most once a second
+	code, body := s.post(t, "/v1/sessions", `{"task":"after","model":"`+model+`"}`)
+	if code != 503 || !strings.Contains(body, "cannot save sessions now") {
+		t.Fatalf("a session started on a deleted database: %d %s", code, body)
+	}
+	if log := s.errText(); !strings.Contains(log, "deleted or replaced") || !strings.Contains(log, "put the database back") {
+		t.Fatalf("the server's log does not say what happened:\n%s", log)
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	s.wait(t)
+	s2 := c.serve("--yes", "--workspaces", t.TempDir())
+	defer func() { _ = s2.cmd.Process.Signal(syscall.SIGTERM); s2.wait(t) }()
+	if code, body := s2.post(t, "/v1/sessions", `{"task":"after a restart","model":"`+model+`"}`); code != 201 {
+		t.Fatalf("after a restart: %d %s", code, body)
+	}
+}

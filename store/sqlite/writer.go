@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -81,13 +82,38 @@ type writer struct {
 
 	// watchers are notified after each commit, once per session written.
 	watchers *store.Watchers
+
+	// file is the database file's identity when the writer began; the
+	// writer checks, at most once a second, that the path still names it.
+	file    os.FileInfo
+	checked time.Time
+	gone    bool
+}
+
+// fileGone says whether the database file was deleted or replaced since
+// the writer began. Writes after that would go to a file nobody opens
+// again (SQLite keeps the deleted one open) and be lost, so none is made.
+func (w *writer) fileGone() error {
+	if w.file == nil {
+		return nil // an in-memory database
+	}
+	if now := time.Now(); !w.gone && now.Sub(w.checked) >= time.Second {
+		w.checked = now
+		fi, err := os.Stat(w.path)
+		w.gone = err != nil || !os.SameFile(fi, w.file)
+	}
+	if w.gone {
+		return fmt.Errorf("sqlite store %s: the database file was deleted or replaced while this process used it: nothing more is written, as it would be lost with the deleted file; stop this process, put the database back (from a backup) and resume the sessions", w.path)
+	}
+	return nil
 }
 
 // maxInsertRows is the most events one INSERT statement carries.
 const maxInsertRows = 16
 
 func newWriter(ctx context.Context, db *sql.DB, path string, cacheSize int) (*writer, error) {
-	w := &writer{path: path, cache: map[string]loop.Summary{}, cacheSize: cacheSize}
+	w := &writer{path: path, cache: map[string]loop.Summary{}, cacheSize: cacheSize, checked: time.Now()}
+	w.file, _ = os.Stat(path) // nil for an in-memory database: nothing to check
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: writer connection: %w", path, err)
@@ -240,6 +266,9 @@ func isLocked(err error) bool {
 // writeAll writes the taken requests in one transaction, setting errs[i]
 // for a request that fails alone. An error return fails them all.
 func (w *writer) writeAll(ctx context.Context, errs []error) error {
+	if err := w.fileGone(); err != nil {
+		return err
+	}
 	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("sqlite store %s: begin transaction: %w", w.path, err)
 	}
