@@ -94,3 +94,31 @@ func TestBadToolInputGetsClearErrorsAndLosesNothing(t *testing.T) {
 		t.Errorf("the database grew to %d MB for one 10 MB argument", fi.Size()>>20)
 	}
 }
+
+// Session ids that try to walk the file system are just ids nobody has:
+// every command says so once, clearly, and touches nothing.
+func TestSessionIDsWithTraversal(t *testing.T) {
+	c := newCLI(t)
+	if _, errOut, code := c.run("", "run", "--model", "script:"+writeSteps(t, `{"text":"hi"}`), "one session"); code != 0 {
+		t.Fatalf("%d %s", code, errOut)
+	}
+	before, _ := os.ReadFile(c.db)
+	for _, id := range []string{"../../etc/passwd", "/etc/passwd", "..", "a/../../b", "%2e%2e%2f"} {
+		for _, cmd := range []string{"show", "resume", "delete", "pause", "terminate"} {
+			args := []string{"sessions", cmd, id}
+			if cmd == "terminate" {
+				args = append(args, "failed")
+			}
+			_, errOut, code := c.run("", args...)
+			if code == 0 || !strings.Contains(errOut, "not found") || strings.Count(errOut, id) > 1 {
+				t.Errorf("sessions %s %q: exit %d, %q", cmd, id, code, errOut)
+			}
+		}
+	}
+	if after, _ := os.ReadFile(c.db); len(after) < len(before) {
+		t.Fatal("the database shrank")
+	}
+	if out, _, _ := c.run("", "sessions", "list"); !strings.Contains(out, "one session") {
+		t.Fatalf("the session is gone: %s", out)
+	}
+}

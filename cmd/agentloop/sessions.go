@@ -119,7 +119,10 @@ func loadState(db, id string) (*loop.State, []loop.Event, error) {
 	defer st.Close()
 	events, err := st.Load(context.Background(), id)
 	if err != nil {
-		return nil, nil, fmt.Errorf("session %s: %w (list them with agentloop sessions list)", id, err)
+		if errors.Is(err, loop.ErrNotFound) {
+			return nil, nil, fmt.Errorf("session %q not found (list them with agentloop sessions list)", id)
+		}
+		return nil, nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	state, err := loop.Fold(events)
 	return state, events, err
