@@ -3,8 +3,11 @@ package loop_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,6 +43,7 @@ type gatedLog struct {
 	*memLog
 	mu     sync.Mutex
 	queued []func()
+	types  []string // of the events held
 	open   bool
 }
 
@@ -52,6 +56,16 @@ func (l *gatedLog) AppendAsync(ctx context.Context, evs []loop.Event, done func(
 		return
 	}
 	l.queued = append(l.queued, commit)
+	for _, e := range evs {
+		l.types = append(l.types, string(e.Type))
+	}
+}
+
+// holds says whether an event of type typ is held back.
+func (l *gatedLog) holds(typ loop.EventType) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Contains(l.types, string(typ))
 }
 
 func (l *gatedLog) release() {
@@ -60,7 +74,7 @@ func (l *gatedLog) release() {
 	for _, c := range l.queued {
 		c()
 	}
-	l.queued, l.open = nil, true
+	l.queued, l.types, l.open = nil, nil, true
 }
 
 func (l *gatedLog) held() int {
@@ -205,4 +219,70 @@ func TestRecoveryRunsCallWhoseStartWasLost(t *testing.T) {
 		t.Fatalf("runs %d %s calls %d %+v", runs, st.Status, st.ToolCallCount, st.Iterations[0].ToolCalls)
 	}
 	refold(t, e, st)
+}
+
+// A graceful shutdown that comes while a tool runs lets it finish: its
+// result is recorded, the session pauses after it, and resuming goes on
+// from there — the call made once, whole, never cut by the shutdown.
+func TestShutdownLetsARunningToolFinish(t *testing.T) {
+	e := newEnv()
+	var writes atomic.Int32
+	running, shutdown := make(chan struct{}), make(chan struct{})
+	write := tool.Func(model.ToolSpec{Name: "write_file", Parameters: objSchema}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+		close(running)
+		<-shutdown
+		if ctx.Err() != nil { // a tool that honours cancellation, as the file tools do
+			return tool.Result{}, context.Cause(ctx)
+		}
+		writes.Add(1)
+		return tool.Result{Output: "written"}, nil
+	})
+	m := scripted.Replies(scripted.Call("write_file", `{"path":"d"}`), scripted.Text("done"))
+	r, err := loop.New(loop.Config{Model: m, Tools: tool.MustRegistry(write), Log: e.log, Clock: e.clock.Now, NewID: func() string { return "shutdown" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancelCause(t.Context())
+	sess, err := r.Start(ctx, loop.Task{Prompt: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	stop(loop.ErrShutdown)
+	close(shutdown)
+	st, err := sess.Wait(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if writes.Load() != 1 {
+		t.Fatalf("the write was cut by the shutdown: %d writes", writes.Load())
+	}
+	if st.Status != loop.StatusPaused || st.Reason != loop.ReasonShutdown {
+		t.Fatalf("%s (%s), want paused (shutdown)", st.Status, st.Reason)
+	}
+	sess, err = r.Resume(t.Context(), "shutdown", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err = sess.Wait(t.Context()); err != nil || st.Status != loop.StatusCompleted {
+		t.Fatalf("resume: %v %s", err, st.Status)
+	}
+	if writes.Load() != 1 {
+		t.Fatalf("%d writes in all", writes.Load())
+	}
+
+	// A person's terminate still stops a running tool at once.
+	e2 := newEnv()
+	block := tool.Func(model.ToolSpec{Name: "write_file", Parameters: objSchema}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+		<-ctx.Done()
+		return tool.Result{}, context.Cause(ctx)
+	})
+	r2, _ := loop.New(loop.Config{Model: scripted.Replies(scripted.Call("write_file", `{}`), scripted.Text("done")), Tools: tool.MustRegistry(block), Log: e2.log, Clock: e2.clock.Now})
+	ctx2, stop2 := context.WithCancelCause(t.Context())
+	sess2, _ := r2.Start(ctx2, loop.Task{Prompt: "x"})
+	time.Sleep(20 * time.Millisecond)
+	stop2(errors.New("interrupted by the user"))
+	if _, err := sess2.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 }

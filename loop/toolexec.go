@@ -94,6 +94,12 @@ func (s *Session) runCalls(ctx context.Context) error {
 			}
 		}
 	}
+	// From here the call is made and recorded whole, even if the process is
+	// shutting down meanwhile (its grace period bounds the wait): a call
+	// cut between tool.started and its run would count as maybe-run, and a
+	// tool that is not idempotent would then never be made.
+	ctx, finished := finishDespiteShutdown(ctx)
+	defer finished()
 	s.emit(&ToolStarted{Iteration: it.N, CallID: call.ID, Name: call.Name, Input: input})
 	// A tool that is not idempotent runs only once tool.started is durable:
 	// after a crash it is never silently run again. An idempotent one may
@@ -194,4 +200,18 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 		}
 	}
 	return nil
+}
+
+// finishDespiteShutdown returns a context that ends with ctx unless ctx
+// ends because the process is shutting down gracefully (cause ErrShutdown):
+// then the work under way finishes, and the session pauses after it. A
+// person's terminate, a timeout or an interrupt still end it at once.
+func finishDespiteShutdown(ctx context.Context) (context.Context, func()) {
+	out, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		if cause := context.Cause(ctx); !errors.Is(cause, ErrShutdown) {
+			cancel(cause)
+		}
+	})
+	return out, func() { stop(); cancel(nil) }
 }
