@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -108,6 +109,12 @@ func TestReadmeCommandsWorkAsWritten(t *testing.T) {
 	first := blocks[""]
 	if len(first) == 0 || !strings.HasPrefix(first[0], "go run ./cmd/agentloop serve --demo") {
 		t.Fatalf("README's first command is %q, not the demo server", first)
+	}
+	// The demo listens on the README's port: it must be ours to answer.
+	if ln, err := net.Listen("tcp", "127.0.0.1:7420"); err != nil {
+		t.Skipf("port 7420 is in use here (another agentloop serve?), so the README's first line cannot be checked: %v", err)
+	} else {
+		ln.Close()
 	}
 	cmd := exec.Command("bash", "-c", "exec "+first[0])
 	cmd.Dir, cmd.Env = repo, append(os.Environ(), env...)
