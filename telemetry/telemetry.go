@@ -20,6 +20,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -40,6 +41,10 @@ type Options struct {
 	Prometheus bool
 	// Version is the service.version resource attribute.
 	Version string
+	// OnError hears of export failures (a collector that cannot be
+	// reached, a refused request); default: they are dropped. Telemetry
+	// never fails or slows a session.
+	OnError func(error)
 }
 
 // Telemetry is a process's tracer and meter providers.
@@ -72,6 +77,13 @@ func New(ctx context.Context, o Options) (*Telemetry, error) {
 	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
 		return t, t.instrument()
 	}
+	// The SDK reports export failures through its global handler (by
+	// default, the standard logger): send them where the process wants.
+	onError := o.OnError
+	if onError == nil {
+		onError = func(error) {}
+	}
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(onError))
 	attrs := []attribute.KeyValue{attribute.String("service.name", "agentloop")}
 	if o.Version != "" {
 		attrs = append(attrs, attribute.String("service.version", o.Version))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/agentloop/agentloop/store"
@@ -16,7 +17,17 @@ import (
 // what is buffered: call it after the sessions have stopped, so their last
 // events are traced.
 func observe(st store.Store, prom bool, stderr io.Writer) (tel *telemetry.Telemetry, done func(), err error) {
-	tel, err = telemetry.New(context.Background(), telemetry.Options{Prometheus: prom, Version: version})
+	// The first export failure is shown with what to do; the rest are counted.
+	var mu sync.Mutex
+	failures := 0
+	onError := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failures++; failures == 1 {
+			fmt.Fprintf(stderr, "telemetry: %v\n  (is the collector at OTEL_EXPORTER_OTLP_ENDPOINT running? unset the OTEL_* variables to run without telemetry)\n", err)
+		}
+	}
+	tel, err = telemetry.New(context.Background(), telemetry.Options{Prometheus: prom, Version: version, OnError: onError})
 	if err != nil {
 		return nil, nil, fmt.Errorf("telemetry: %w (unset the OTEL_* variables to run without it)", err)
 	}
@@ -26,7 +37,12 @@ func observe(st store.Store, prom bool, stderr io.Writer) (tel *telemetry.Teleme
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := tel.Shutdown(ctx); err != nil {
-			fmt.Fprintf(stderr, "telemetry: sending the last spans: %v\n", err)
+			onError(err)
 		}
+		mu.Lock()
+		if failures > 1 {
+			fmt.Fprintf(stderr, "telemetry: %d more export failures\n", failures-1)
+		}
+		mu.Unlock()
 	}, nil
 }

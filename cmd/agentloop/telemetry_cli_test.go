@@ -59,7 +59,7 @@ func TestRunWithAnUnreachableCollector(t *testing.T) {
 	if code != 0 || time.Since(start) > 20*time.Second {
 		t.Fatalf("exit %d after %v\n%s", code, time.Since(start), errOut)
 	}
-	if !strings.Contains(errOut, "telemetry") {
+	if !strings.Contains(errOut, "telemetry: ") || !strings.Contains(errOut, "is the collector at OTEL_EXPORTER_OTLP_ENDPOINT running?") {
 		t.Fatalf("no word on the spans that could not be sent:\n%s", errOut)
 	}
 }
