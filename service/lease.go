@@ -142,13 +142,14 @@ func (s *Service) keepWhileRunning(sess *loop.Session) {
 	go func() {
 		defer s.running.Done()
 		<-sess.Done()
-		if st, err := sess.Wait(context.Background()); err == nil && st.Status.Finished() {
+		st, err := sess.Wait(context.Background())
+		if err == nil && st.Status.Finished() {
 			s.log.mu.Lock()
 			delete(s.log.leases, sess.ID())
 			s.log.mu.Unlock()
 			return
 		}
-		if _, err := sess.Wait(context.Background()); err != nil && s.cfg.OnFailed != nil {
+		if err != nil && s.cfg.OnFailed != nil {
 			s.cfg.OnFailed(sess.ID(), err)
 		}
 		s.disown(sess.ID())
