@@ -107,15 +107,15 @@ func (o *observer) record(e loop.Event, heard time.Time) {
 	case *loop.IterationStarted:
 		in.iterations.Add(ctx, 1)
 	case *loop.ModelResponded:
-		attrs := s.modelAttrs()
-		in.modelCalls.Add(ctx, 1, withAttrs(append(attrs, outcome("ok"))))
-		in.opDuration.Record(ctx, ms(d.DurationMS), withAttrs(attrs))
-		in.tokenUsage.Record(ctx, int64(d.Usage.InputTokens), withAttrs(append(attrs, tokenType("input"))))
-		in.tokenUsage.Record(ctx, int64(d.Usage.OutputTokens), withAttrs(append(attrs, tokenType("output"))))
-		in.cost.Add(ctx, d.CostUSD, withAttrs(attrs))
+		m := s.measures()
+		in.modelCalls.Add(ctx, 1, m.ok)
+		in.opDuration.Record(ctx, ms(d.DurationMS), m.call)
+		in.tokenUsage.Record(ctx, int64(d.Usage.InputTokens), m.input)
+		in.tokenUsage.Record(ctx, int64(d.Usage.OutputTokens), m.output)
+		in.cost.Add(ctx, d.CostUSD, m.call)
 	case *loop.ModelFailed:
 		attrs := s.modelAttrs()
-		in.modelCalls.Add(ctx, 1, withAttrs(append(attrs, outcome("error"))))
+		in.modelCalls.Add(ctx, 1, s.measures().failed)
 		in.opDuration.Record(ctx, ms(d.DurationMS), withAttrs(append(attrs, errorType(modelErrorType(d)))))
 	case *loop.ToolFinished:
 		attrs := toolAttrs(d)

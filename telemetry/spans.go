@@ -44,6 +44,10 @@ type sessionTrace struct {
 	model, provider, agent string
 	tenant                 string
 
+	// measured are the attribute sets of its model calls' measurements,
+	// made on first use: they are the same for every call.
+	measured *modelMeasures
+
 	ctx     context.Context // carries the session span
 	root    trace.Span
 	iterCtx context.Context // carries the iteration span
@@ -62,6 +66,19 @@ func (s *sessionTrace) setSpec(d *loop.SessionStarted) {
 	if s.agent == "" {
 		s.agent = "agentloop"
 	}
+}
+
+type modelMeasures struct {
+	call, ok, failed, input, output metric.MeasurementOption
+}
+
+func (s *sessionTrace) measures() *modelMeasures {
+	if s.measured == nil {
+		a := s.modelAttrs()
+		s.measured = &modelMeasures{call: withAttrs(a), ok: withAttrs(append(a, outcome("ok"))), failed: withAttrs(append(a, outcome("error"))),
+			input: withAttrs(append(a, tokenType("input"))), output: withAttrs(append(a, tokenType("output")))}
+	}
+	return s.measured
 }
 
 func (s *sessionTrace) modelAttrs() []attribute.KeyValue {

@@ -72,10 +72,17 @@ type Telemetry struct {
 //
 // Call Shutdown before the process exits: it sends what is still buffered.
 func New(ctx context.Context, o Options) (*Telemetry, error) {
-	getenv := os.Getenv
 	t := &Telemetry{meter: noop.NewMeterProvider().Meter(meterName)}
-	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
+	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
 		return t, t.instrument()
+	}
+	traces, err := exporting("TRACES")
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := exporting("METRICS")
+	if err != nil {
+		return nil, err
 	}
 	// The SDK reports export failures through its global handler (by
 	// default, the standard logger): send them where the process wants.
@@ -95,8 +102,8 @@ func New(ctx context.Context, o Options) (*Telemetry, error) {
 		return nil, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
 
-	if exporting(getenv, "TRACES") {
-		exp, err := spanExporter(ctx, getenv)
+	if traces {
+		exp, err := spanExporter(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -104,17 +111,12 @@ func New(ctx context.Context, o Options) (*Telemetry, error) {
 		t.tracer = t.tp.Tracer(meterName)
 	}
 
-	var readers []sdkmetric.Option
+	readers := []sdkmetric.Option{sdkmetric.WithResource(res)}
 	if o.Prometheus {
-		t.registry = prometheus.NewRegistry()
-		exp, err := otelprom.New(otelprom.WithRegisterer(t.registry), otelprom.WithoutScopeInfo())
-		if err != nil {
-			return nil, err
-		}
-		readers = append(readers, sdkmetric.WithReader(exp))
+		readers = append(readers, sdkmetric.WithReader(t.prometheusReader()))
 	}
-	if exporting(getenv, "METRICS") {
-		if p := protocol(getenv, "METRICS"); p != "http/protobuf" {
+	if metrics {
+		if p := protocol("METRICS"); p != "http/protobuf" {
 			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL %q: metrics go over http/protobuf only; set OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=http/protobuf, or OTEL_METRICS_EXPORTER=none", p)
 		}
 		exp, err := otlpmetrichttp.New(ctx)
@@ -123,8 +125,8 @@ func New(ctx context.Context, o Options) (*Telemetry, error) {
 		}
 		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
 	}
-	if len(readers) > 0 {
-		t.mp = sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
+	if o.Prometheus || metrics {
+		t.mp = sdkmetric.NewMeterProvider(readers...)
 		t.meter = t.mp.Meter(meterName)
 	}
 	return t, t.instrument()
@@ -134,38 +136,49 @@ func New(ctx context.Context, o Options) (*Telemetry, error) {
 // environment says: for a server embedded in a program with its own
 // telemetry set-up, and for tests.
 func Metrics() *Telemetry {
-	t := &Telemetry{registry: prometheus.NewRegistry()}
+	t := &Telemetry{}
+	t.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(t.prometheusReader()),
+		sdkmetric.WithResource(resource.NewSchemaless(attribute.String("service.name", "agentloop"))))
+	t.meter = t.mp.Meter(meterName)
+	if err := t.instrument(); err != nil {
+		panic(err) // only a duplicate instrument fails, and the meter is new
+	}
+	return t
+}
+
+// prometheusReader is the reader that serves the metrics as Prometheus
+// text from a registry of their own (Handler).
+func (t *Telemetry) prometheusReader() sdkmetric.Reader {
+	t.registry = prometheus.NewRegistry()
 	exp, err := otelprom.New(otelprom.WithRegisterer(t.registry), otelprom.WithoutScopeInfo())
 	if err != nil {
 		panic(err) // only a duplicate registration fails, and the registry is new
 	}
-	t.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(resource.NewSchemaless(attribute.String("service.name", "agentloop"))))
-	t.meter = t.mp.Meter(meterName)
-	if err := t.instrument(); err != nil {
-		panic(err)
-	}
-	return t
+	return exp
 }
 
 const meterName = "github.com/agentloop/agentloop"
 
 // exporting says whether the environment asks for OTLP export of a
 // signal (TRACES or METRICS).
-func exporting(getenv func(string) string, signal string) bool {
-	switch strings.ToLower(strings.TrimSpace(getenv("OTEL_" + signal + "_EXPORTER"))) {
+func exporting(signal string) (bool, error) {
+	name := "OTEL_" + signal + "_EXPORTER"
+	switch v := strings.ToLower(strings.TrimSpace(os.Getenv(name))); v {
 	case "otlp":
-		return true
+		return true, nil
+	case "none":
+		return false, nil
 	case "":
-		return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT") != ""
-	default: // "none", or an exporter agentloop does not have
-		return false
+		return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT") != "", nil
+	default:
+		return false, fmt.Errorf("%s %q: agentloop exports over OTLP only; set %s=otlp (with OTEL_EXPORTER_OTLP_ENDPOINT), or none", name, v, name)
 	}
 }
 
-func protocol(getenv func(string) string, signal string) string {
-	p := getenv("OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL")
+func protocol(signal string) string {
+	p := os.Getenv("OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL")
 	if p == "" {
-		p = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+		p = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
 	}
 	if p == "" {
 		return "http/protobuf"
@@ -173,18 +186,18 @@ func protocol(getenv func(string) string, signal string) string {
 	return p
 }
 
-func spanExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
+func spanExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 	var (
 		exp sdktrace.SpanExporter
 		err error
 	)
-	switch p := protocol(getenv, "TRACES"); p {
+	switch p := protocol("TRACES"); p {
 	case "http/protobuf":
 		exp, err = otlptracehttp.New(ctx)
 	case "grpc":
 		exp, err = otlptracegrpc.New(ctx)
 	default:
-		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: agentloop sends traces over http/protobuf or grpc", p)
+		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: agentloop sends traces over http/protobuf or grpc; set one of those", p)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
