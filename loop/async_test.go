@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -273,16 +274,25 @@ func TestShutdownLetsARunningToolFinish(t *testing.T) {
 
 	// A person's terminate still stops a running tool at once.
 	e2 := newEnv()
+	blocked := make(chan struct{})
 	block := tool.Func(model.ToolSpec{Name: "write_file", Parameters: objSchema}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+		close(blocked)
 		<-ctx.Done()
 		return tool.Result{}, context.Cause(ctx)
 	})
-	r2, _ := loop.New(loop.Config{Model: scripted.Replies(scripted.Call("write_file", `{}`), scripted.Text("done")), Tools: tool.MustRegistry(block), Log: e2.log, Clock: e2.clock.Now})
+	r2, _ := loop.New(loop.Config{Model: scripted.Replies(scripted.Call("write_file", `{"path":"d"}`), scripted.Text("done")), Tools: tool.MustRegistry(block), Log: e2.log, Clock: e2.clock.Now})
 	ctx2, stop2 := context.WithCancelCause(t.Context())
 	sess2, _ := r2.Start(ctx2, loop.Task{Prompt: "x"})
-	time.Sleep(20 * time.Millisecond)
+	<-blocked
 	stop2(errors.New("interrupted by the user"))
-	if _, err := sess2.Wait(t.Context()); err != nil {
+	st2, err := sess2.Wait(t.Context())
+	if err != nil {
 		t.Fatal(err)
+	}
+	if st2.Status != loop.StatusPaused || st2.Reason != loop.ReasonInterrupted {
+		t.Fatalf("after an interrupt during a tool: %s (%s), want paused (interrupted)", st2.Status, st2.Reason)
+	}
+	if calls := st2.Iterations[0].ToolCalls; len(calls) != 1 || !strings.Contains(calls[0].Output, "interrupted") {
+		t.Fatalf("the interrupted call is not recorded as interrupted: %+v", calls)
 	}
 }
