@@ -169,6 +169,12 @@ func TestOffMeansNotWatching(t *testing.T) {
 	if _, err := telemetry.New(context.Background(), telemetry.Options{}); err == nil || !strings.Contains(err.Error(), "OTEL_TRACES_EXPORTER=otlp") {
 		t.Fatalf("an exporter agentloop does not have: %v", err)
 	}
+	t.Setenv("OTEL_TRACES_EXPORTER", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "grpc")
+	if _, err := telemetry.New(context.Background(), telemetry.Options{}); err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=http/protobuf") {
+		t.Fatalf("metrics over grpc: %v", err)
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "")
 	t.Setenv("OTEL_TRACES_EXPORTER", "none")
 	if tel, err := telemetry.New(context.Background(), telemetry.Options{}); err != nil || tel.Tracing() {
 		t.Fatalf("OTEL_TRACES_EXPORTER=none with an endpoint set: %v, tracing %v", err, tel != nil && tel.Tracing())

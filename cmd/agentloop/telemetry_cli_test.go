@@ -107,3 +107,18 @@ func between(s, a, b string) string {
 	v, _, _ := strings.Cut(rest, b)
 	return v
 }
+
+// A telemetry setting agentloop cannot honour stops the command before
+// any session starts, saying which variable to change.
+func TestRunWithAnUnknownTraceExporter(t *testing.T) {
+	c := newCLI(t)
+	c.env = append(c.env, "OTEL_TRACES_EXPORTER=zipkin")
+	_, errOut, code := c.run("", "run", "--model", "script:"+writeSteps(t, `{"text":"hi"}`), "say hi")
+	if code == 0 || !strings.Contains(errOut, `OTEL_TRACES_EXPORTER "zipkin"`) || !strings.Contains(errOut, "OTEL_TRACES_EXPORTER=otlp") {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	c.env = nil
+	if out, errOut, code := c.run("", "sessions", "list"); code != 0 || strings.Contains(out, "say hi") {
+		t.Fatalf("a session started anyway (or the list failed: %d %s)", code, errOut)
+	}
+}
