@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,7 +43,6 @@ type gatedLog struct {
 	*memLog
 	mu     sync.Mutex
 	queued []func()
-	types  []string // of the events held
 	open   bool
 }
 
@@ -57,16 +55,6 @@ func (l *gatedLog) AppendAsync(ctx context.Context, evs []loop.Event, done func(
 		return
 	}
 	l.queued = append(l.queued, commit)
-	for _, e := range evs {
-		l.types = append(l.types, string(e.Type))
-	}
-}
-
-// holds says whether an event of type typ is held back.
-func (l *gatedLog) holds(typ loop.EventType) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Contains(l.types, string(typ))
 }
 
 func (l *gatedLog) release() {
@@ -75,7 +63,7 @@ func (l *gatedLog) release() {
 	for _, c := range l.queued {
 		c()
 	}
-	l.queued, l.types, l.open = nil, nil, true
+	l.queued, l.open = nil, true
 }
 
 func (l *gatedLog) held() int {

@@ -91,7 +91,6 @@ type Config struct {
 // number of sessions at once.
 type Runner struct {
 	cfg  Config
-	stop StopCondition
 	mu   sync.Mutex
 	live map[string]*Session
 }

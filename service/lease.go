@@ -115,12 +115,6 @@ func (s *Service) disown(id string) {
 	}
 }
 
-// owned reports whether this process holds session id's lease.
-func (s *Service) owned(id string) bool {
-	_, ok := s.log.token(id)
-	return ok
-}
-
 // releaseAll gives up the leases of sessions not running any more.
 func (l *fencedLog) releaseAll(st store.Store) {
 	l.mu.Lock()

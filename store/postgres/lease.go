@@ -15,9 +15,6 @@ import (
 // lease row decides who owns a session, under FOR UPDATE, so two servers
 // acquiring at once are served one after the other.
 
-// epoch is an expired lease's expiry.
-var epoch = time.Unix(0, 0).UTC()
-
 // Acquire takes a session's lease; see store.Leases.
 func (s *Store) Acquire(ctx context.Context, id, owner string, ttl time.Duration) (store.Lease, error) {
 	if err := s.checkOpen("acquire session " + id); err != nil {

@@ -38,7 +38,6 @@ import (
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
-	"github.com/agentloop/agentloop/store/internal/appendcheck"
 )
 
 // Store is a PostgreSQL-backed store.Store, safe for concurrent use by
@@ -379,6 +378,3 @@ func decodeTime(t time.Time) time.Time {
 	}
 	return t.UTC()
 }
-
-// check validates events the way every store does.
-var check = appendcheck.Split

@@ -412,9 +412,8 @@ func (m *modelServer) phase(task, ws string) string {
 }
 
 type server struct {
-	cmd    *exec.Cmd
-	url    string
-	stderr *bytes.Buffer
+	cmd *exec.Cmd
+	url string
 }
 
 func startServer(args, env []string) (*server, error) {
