@@ -48,6 +48,6 @@ func (l *keyLimiters) allow(rl RateLimit, keyID string, now time.Time) (bool, ti
 // limited answers 429 for a key over its rate.
 func limited(w http.ResponseWriter, keyID string, rl RateLimit, wait time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-	problem(w, http.StatusTooManyRequests, fmt.Sprintf("API key %s made more than %g requests a second (bursts of %d); wait %s and slow down, or ask for a higher --rate-limit",
+	problem(w, http.StatusTooManyRequests, fmt.Sprintf("API key %s went over its limit of %g requests a second (bursts of %d); wait %s and slow down, or ask for a higher --rate-limit",
 		keyID, rl.Per, max(rl.Burst, 1), wait.Round(time.Millisecond)))
 }
