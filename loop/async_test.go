@@ -32,9 +32,17 @@ func (l slowAsyncLog) AppendAsync(ctx context.Context, evs []loop.Event, done fu
 		close(ticket)
 		defer l.mu.Unlock()
 		time.Sleep(l.delay)
-		done(l.Append(ctx, evs...))
+		done(l.memLog.Append(ctx, evs...))
 	}()
 	<-ticket // the next append queues behind this one
+}
+
+// Append queues behind the asynchronous appends before it, as a store's
+// writer does (loop.AsyncLog), and is not delayed itself.
+func (l slowAsyncLog) Append(ctx context.Context, evs ...loop.Event) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.memLog.Append(ctx, evs...)
 }
 
 // gatedLog holds every asynchronous commit until the test opens the gate,
@@ -47,7 +55,7 @@ type gatedLog struct {
 }
 
 func (l *gatedLog) AppendAsync(ctx context.Context, evs []loop.Event, done func(error)) {
-	commit := func() { done(l.Append(ctx, evs...)) }
+	commit := func() { done(l.memLog.Append(ctx, evs...)) }
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.open {
@@ -55,6 +63,20 @@ func (l *gatedLog) AppendAsync(ctx context.Context, evs []loop.Event, done func(
 		return
 	}
 	l.queued = append(l.queued, commit)
+}
+
+// Append queues behind the held appends (loop.AsyncLog: first in, first
+// out), so it too waits for the gate.
+func (l *gatedLog) Append(ctx context.Context, evs ...loop.Event) error {
+	done := make(chan error, 1)
+	l.mu.Lock()
+	if l.open || len(l.queued) == 0 {
+		l.mu.Unlock()
+		return l.memLog.Append(ctx, evs...)
+	}
+	l.queued = append(l.queued, func() { done <- l.memLog.Append(ctx, evs...) })
+	l.mu.Unlock()
+	return <-done
 }
 
 func (l *gatedLog) release() {

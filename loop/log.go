@@ -21,9 +21,11 @@ type Log interface {
 // done exactly once, from any goroutine, when the events are durable (nil)
 // or failed. done must return quickly. Appends are first in, first out:
 // the appends of a session commit in the order AppendAsync was called
-// (a session may have several in flight). The runner uses it to overlap
-// commits with its next steps; it never runs a non-idempotent tool before
-// every earlier append has succeeded.
+// (a session may have several in flight). A store may hold an AppendAsync
+// briefly so that later appends share its commit; a plain Append is
+// committed without delay, and with it everything appended before it. The
+// runner uses AppendAsync to overlap commits with its next steps; it never
+// runs a non-idempotent tool before every earlier append has succeeded.
 type AsyncLog interface {
 	Log
 	AppendAsync(ctx context.Context, events []Event, done func(error))

@@ -167,7 +167,7 @@ var ErrFinished = errors.New("session has ended")
 
 // Start records a new session and runs it in the background.
 func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
-	s, err := r.create(ctx, task)
+	s, err := r.create(ctx, task, true)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,10 @@ func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
 // stops (ends, pauses or waits). Controls still work through
 // Runner.Session, Runner.Pause and Runner.Terminate.
 func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
-	s, err := r.create(ctx, task)
+	// Nobody learns of the session before it stops, so its start need
+	// not be durable before its first step — unless the caller chose its
+	// ID, which may be taken: that is refused before any model call.
+	s, err := r.create(ctx, task, task.ID != "")
 	if err != nil {
 		return nil, err
 	}
@@ -187,8 +190,9 @@ func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
 	return s.state, s.err
 }
 
-// create records session.started (and a gate's first events).
-func (r *Runner) create(ctx context.Context, task Task) (*Session, error) {
+// create records session.started (and a gate's first events): durably
+// before it returns, or else committing behind the session's first step.
+func (r *Runner) create(ctx context.Context, task Task, durable bool) (*Session, error) {
 	if len(task.Messages) > 0 {
 		if err := checkMessages(task.Messages); err != nil {
 			return nil, err
@@ -258,7 +262,11 @@ func (r *Runner) create(ctx context.Context, task Task) (*Session, error) {
 			s.emit(p)
 		}
 	}
-	if err := s.flush(ctx); err != nil {
+	commit := s.flush
+	if !durable {
+		commit = func(ctx context.Context) error { return s.flushBehind(ctx, false) }
+	}
+	if err := commit(ctx); err != nil {
 		r.release(s)
 		return nil, err
 	}

@@ -150,27 +150,35 @@ func (s *Session) emit(p Payload) {
 // flight. Watchers read them from the store (store.Watch, package feed),
 // never from the runner. Appends are not cancelled by termination: what
 // happened is recorded.
+//
+// The buffer is appended before the commits in flight are awaited: a
+// plain Append is one the store commits at once, and the commits in
+// flight — queued before it — commit no later than it does, instead of
+// being held for company (see AsyncLog).
 func (s *Session) flush(ctx context.Context) error {
-	if err := s.waitPending(); err != nil {
-		return err
-	}
-	if len(s.buf) == 0 {
+	if len(s.buf) > 0 {
+		if s.detached == nil {
+			s.detached = context.WithoutCancel(ctx)
+		}
+		err := s.r.cfg.Log.Append(s.detached, s.buf...)
+		// A failed commit in flight explains a failure here (a gap in
+		// the log), so it is the one reported.
+		if perr := s.waitPending(); perr != nil {
+			return perr
+		}
+		if err != nil {
+			return fmt.Errorf("session %s: saving %d events: %w", s.id, len(s.buf), notSaved{err})
+		}
+		clear(s.buf)
+		s.buf = s.buf[:0]
 		return nil
 	}
-	if s.detached == nil {
-		s.detached = context.WithoutCancel(ctx)
-	}
-	if err := s.r.cfg.Log.Append(s.detached, s.buf...); err != nil {
-		return fmt.Errorf("session %s: saving %d events: %w", s.id, len(s.buf), notSaved{err})
-	}
-	clear(s.buf)
-	s.buf = s.buf[:0]
-	return nil
+	return s.waitPending()
 }
 
 // maxInflight bounds the commits one session has in flight: a session
 // that outruns its store waits for the oldest.
-const maxInflight = 8
+const maxInflight = 64
 
 // flushBehind hands the buffered events to a commit without waiting for
 // it, when the log can (AsyncLog): the commit overlaps the session's next

@@ -56,6 +56,7 @@ type Store struct {
 	isClosed atomic.Bool // for readers, which do not take mu
 	done     chan struct{}
 	w        *writer
+	pace     appendq.Pace // the writer's
 
 	closeOnce sync.Once
 	closeErr  error
@@ -70,6 +71,7 @@ type options struct {
 	busyTimeout time.Duration
 	cacheSize   int
 	readOnly    bool
+	interval    time.Duration
 }
 
 // Option configures Open.
@@ -78,6 +80,16 @@ type Option func(*options)
 // WithMaxBatch caps how many events the writer puts in one transaction
 // (default 1024). A single Append larger than the cap is still written whole.
 func WithMaxBatch(n int) Option { return func(o *options) { o.maxBatch = max(1, n) } }
+
+// DefaultCommitInterval is the commit interval unless WithCommitInterval
+// sets another.
+const DefaultCommitInterval = 2 * time.Millisecond
+
+// WithCommitInterval sets how long the writer may hold appends nobody
+// waits for (AppendAsync) after a commit, so that more share the next one
+// (default 2ms; 0 commits each at once). A plain Append is never held. It
+// is the most a watcher's view of a session lags behind a fast session.
+func WithCommitInterval(d time.Duration) Option { return func(o *options) { o.interval = max(0, d) } }
 
 // WithReadConns sets the size of the read connection pool (default
 // max(4, GOMAXPROCS)).
@@ -109,6 +121,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		readConns:   max(4, runtime.GOMAXPROCS(0)),
 		busyTimeout: 10 * time.Second,
 		cacheSize:   10000,
+		interval:    DefaultCommitInterval,
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -161,6 +174,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		reqs:     make(chan *request, o.maxBatch),
 		done:     make(chan struct{}),
 		w:        w,
+		pace:     appendq.Pace{Interval: o.interval},
 	}
 	w.watchers = &s.watchers
 	go s.run()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -427,5 +428,73 @@ func TestAppendWaitsOutALockedDatabase(t *testing.T) {
 	<-released
 	if got, err := s.Load(t.Context(), "l"); err != nil || len(got) != 2 {
 		t.Fatalf("%d events, %v", len(got), err)
+	}
+}
+
+// After a commit, appends nobody waits for are held (WithCommitInterval)
+// so that what follows shares their transaction: readers and watchers see
+// nothing of them until it commits. A plain Append is not held, and it
+// commits everything queued before it; Close commits what is held.
+func TestHeldAppendsCommitTogether(t *testing.T) {
+	path := tempPath(t)
+	s := open(t, path, sqlite.WithCommitInterval(time.Hour))
+	ctx := t.Context()
+	var notices atomic.Int32
+	stop := s.Watch(func(store.Notice) { notices.Add(1) })
+	defer stop()
+	done := make(chan error, 8)
+	notify := func(err error) { done <- err }
+
+	// The writer has been idle: the first append commits at once.
+	s.AppendAsync(ctx, storetest.FakeEvents("a", 1, 3), notify)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The next ones, within the interval, are held.
+	s.AppendAsync(ctx, storetest.FakeEvents("a", 4, 6), notify)
+	s.AppendAsync(ctx, storetest.FakeEvents("b", 1, 2), notify)
+	select {
+	case err := <-done:
+		t.Fatalf("an append was answered (%v) before its transaction could commit", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if got := mustLoad(t, s, "a"); len(got) != 3 {
+		t.Fatalf("readers see %d events of a; want the 3 committed", len(got))
+	}
+	if n := notices.Load(); n != 1 {
+		t.Fatalf("%d notices before the held appends commit; want 1", n)
+	}
+	// A plain Append commits at once, and the held ones with it.
+	if err := s.Append(ctx, storetest.FakeEvents("a", 7, 7)...); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatal("a plain Append returned before the appends queued ahead of it were answered")
+		}
+	}
+	if got := mustLoad(t, s, "a"); len(got) != 7 {
+		t.Fatalf("a has %d events, want 7", len(got))
+	}
+	if n := notices.Load(); n != 4 {
+		t.Fatalf("%d notices, want 4 (one per append)", n)
+	}
+	// Close commits what is held.
+	s.AppendAsync(ctx, storetest.FakeEvents("b", 3, 4), notify)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, path)
+	defer s.Close()
+	if got := mustLoad(t, s, "b"); len(got) != 4 {
+		t.Fatalf("b has %d events after Close and reopen, want 4", len(got))
 	}
 }

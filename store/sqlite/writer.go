@@ -16,45 +16,80 @@ import (
 	"github.com/agentloop/agentloop/store/internal/appendcheck"
 )
 
-// run is the writer goroutine: it takes whatever appends are queued (up to
-// maxBatch events), writes them in one transaction and answers each.
+// run is the writer goroutine. It writes appends as they come, into a
+// transaction it keeps open for a moment (s.pace) while only appends
+// nobody waits for (AppendAsync) arrive: a fast session's next appends
+// then share its commit, and their statements are run while it waits
+// rather than all at the end. An append someone waits for, an op, a full
+// transaction (maxBatch events) or the end of the moment commits it.
 func (s *Store) run() {
 	defer close(s.done)
 	var batch []*request
 	for {
-		r, ok := <-s.reqs
+		var r *request
+		ok := true
+		if s.w.inTx {
+			hold := s.pace.Hold(false)
+			if hold == nil {
+				s.commit()
+				continue
+			}
+			select {
+			case r, ok = <-s.reqs:
+			case <-hold:
+				s.commit()
+				continue
+			}
+		} else {
+			r, ok = <-s.reqs
+		}
 		if !ok {
+			s.commit()
 			return
 		}
-		if r.op != nil {
-			s.w.runOp(r)
-			continue
-		}
-		batch = append(batch[:0], r)
-		n := r.Size()
-	drain:
-		for n < s.opts.maxBatch {
+		// Take what is queued now, up to an op (which runs after the
+		// transaction commits, keeping order) or a full transaction.
+		var op *request
+		urgent, closed, n := false, false, s.w.txEvents
+		batch = batch[:0]
+		for r != nil {
+			if r.op != nil {
+				op = r
+				break
+			}
+			batch = append(batch, r)
+			n += r.Size()
+			urgent = urgent || r.Waited()
+			if n >= s.opts.maxBatch {
+				break
+			}
 			select {
-			case r, ok := <-s.reqs:
-				if !ok {
-					break drain // closed: write this batch, then stop
-				}
-				if r.op != nil {
-					// Keep order: the batch so far first, then the op.
-					s.w.write(batch)
-					clear(batch)
-					batch = batch[:0]
-					s.w.runOp(r)
-					continue
-				}
-				batch = append(batch, r)
-				n += r.Size()
+			case r, ok = <-s.reqs:
+				closed = !ok
 			default:
-				break drain
+				r = nil
 			}
 		}
-		s.w.write(batch)
+		s.w.add(batch)
 		clear(batch) // drop references for the GC
+		if urgent || op != nil || closed || s.w.txEvents >= s.opts.maxBatch || s.pace.Hold(false) == nil {
+			s.commit()
+		}
+		if op != nil {
+			s.w.runOp(op)
+			s.pace.Committed()
+		}
+		if closed {
+			return
+		}
+	}
+}
+
+// commit commits the open transaction, if any.
+func (s *Store) commit() {
+	if s.w.inTx {
+		s.w.commit()
+		s.pace.Committed()
 	}
 }
 
@@ -66,7 +101,7 @@ type writer struct {
 	conn *sql.Conn
 	path string
 
-	getSummary, upsertSession, getToken *sql.Stmt
+	getSummary, upsertSession, updateProgress, getToken *sql.Stmt
 	// insertN[k] inserts k events in one statement (prepared on first use).
 	insertN [maxInsertRows + 1]*sql.Stmt
 	args    []any
@@ -78,7 +113,12 @@ type writer struct {
 	cache     map[string]loop.Summary
 	cacheSize int
 
-	taken []*request
+	// The open transaction: whether one is open, the requests written in
+	// it (answered at its commit), each one's own error, its event count.
+	inTx     bool
+	taken    []*request
+	errs     []error
+	txEvents int
 
 	// watchers are notified after each commit, once per session written.
 	watchers *store.Watchers
@@ -138,6 +178,11 @@ ON CONFLICT (id) DO UPDATE SET task = excluded.task, model = excluded.model, sta
 	updated_at = excluded.updated_at, last_seq = excluded.last_seq, tenant = excluded.tenant,
 	workspace = excluded.workspace, labels = excluded.labels, max_iterations = excluded.max_iterations
 WHERE sessions.last_seq = ?`)
+	// Only what events after session.started change: the columns the
+	// sessions indexes hold (created_at, tenant, workspace) are left
+	// alone, so an append rewrites the row's page and none of theirs.
+	w.updateProgress = prepare(`UPDATE sessions SET status = ?, reason = ?, iteration = ?, tokens = ?, cost_usd = ?, updated_at = ?, last_seq = ?
+WHERE id = ? AND last_seq = ?`)
 	w.insertN[1] = prepare(insertSQL(1))
 	w.getToken = prepare(`SELECT token FROM leases WHERE session_id = ?`)
 	if err != nil {
@@ -174,7 +219,7 @@ func (w *writer) insertStmt(ctx context.Context, k int) (*sql.Stmt, error) {
 
 func (w *writer) close() error {
 	var errs []error
-	stmts := append([]*sql.Stmt{w.getSummary, w.upsertSession, w.getToken}, w.insertN[:]...)
+	stmts := append([]*sql.Stmt{w.getSummary, w.upsertSession, w.updateProgress, w.getToken}, w.insertN[:]...)
 	for _, st := range stmts {
 		if st != nil {
 			errs = append(errs, st.Close())
@@ -186,104 +231,116 @@ func (w *writer) close() error {
 	return errors.Join(errs...)
 }
 
-// write writes a batch in one transaction. A request that conflicts with
-// the stored log fails alone; a failure of the transaction itself fails
-// every request in it.
-func (w *writer) write(batch []*request) {
-	w.taken = w.taken[:0]
+// add writes a batch into the open transaction, beginning one if none is
+// open. A request that conflicts with the stored log fails alone (at the
+// commit); a failure of the transaction fails every request in it.
+func (w *writer) add(batch []*request) {
+	from := len(w.taken)
 	for _, r := range batch {
 		if r.Take() {
 			w.taken = append(w.taken, r)
+			w.errs = append(w.errs, nil)
 		}
 	}
-	if len(w.taken) == 0 {
+	if len(w.taken) == from {
 		return
 	}
 	ctx := context.Background() // taken requests are written regardless of their contexts
-
-	errs := make([]error, len(w.taken))
-	fail := func(err error) {
-		for _, r := range w.taken {
-			for _, run := range r.Runs {
-				delete(w.cache, run.SessionID)
-			}
+	if !w.inTx {
+		if err := w.begin(ctx); err != nil {
+			w.fail(err)
+			return
 		}
-		for i := range errs {
-			if errs[i] == nil {
-				errs[i] = err
-			}
-		}
+		w.inTx = true
 	}
-	// Another process holding the database past the busy timeout (many
-	// processes on one file) is waited out with backoff: the batch is
-	// written again from scratch, so appenders see it succeed, late.
+	for i := from; i < len(w.taken); i++ {
+		var fatal error
+		if w.errs[i], fatal = w.writeRequest(ctx, w.taken[i]); fatal != nil {
+			w.rollback(ctx)
+			w.fail(fatal)
+			return
+		}
+		w.txEvents += w.taken[i].Size()
+	}
+}
+
+// begin begins a write transaction. Another process holding the database
+// past the busy timeout (many processes on one file) is waited out with
+// backoff, so appenders see their appends succeed, late.
+func (w *writer) begin(ctx context.Context) error {
+	if err := w.fileGone(); err != nil {
+		return err
+	}
 	for attempt, wait := 0, 50*time.Millisecond; ; attempt, wait = attempt+1, min(wait*2, 2*time.Second) {
-		err := w.writeAll(ctx, errs)
+		_, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE")
 		if err == nil {
-			break
+			return nil
 		}
 		if attempt < lockedRetries && isLocked(err) {
-			for _, r := range w.taken {
-				for _, run := range r.Runs {
-					delete(w.cache, run.SessionID)
-				}
-			}
-			clear(errs)
 			time.Sleep(wait)
 			continue
 		}
-		fail(err)
-		break
+		return fmt.Errorf("sqlite store %s: begin transaction: %w", w.path, err)
 	}
-	// Watchers learn of the commit before the appenders do, on this
-	// goroutine, so each session's notices go out in commit order.
+}
+
+// commit commits the open transaction and answers its requests. Watchers
+// learn of the commit before the appenders do, on this goroutine, so each
+// session's notices go out in commit order.
+func (w *writer) commit() {
+	ctx := context.Background()
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		w.rollback(ctx)
+		w.fail(fmt.Errorf("sqlite store %s: commit: %w", w.path, err))
+		return
+	}
 	for i, r := range w.taken {
-		if errs[i] != nil || !w.watchers.Any() {
+		if w.errs[i] != nil || !w.watchers.Any() {
 			continue
 		}
 		for _, run := range r.Runs {
 			w.watchers.Notify(store.Notice{SessionID: run.SessionID, Seq: run.Last, Events: slices.Clone(run.Events)})
 		}
 	}
-	for i, r := range w.taken {
-		r.Finish(errs[i])
-	}
-	clear(w.taken)
+	w.finish()
 	w.trimCache()
 }
 
-// lockedRetries is how often a batch is tried again while the database is
-// locked by another process (about 12 s of backoff on top of the busy
-// timeout of each try).
+// fail answers every request of the failed transaction (already rolled
+// back) with err, unless it failed alone before, and forgets the cached
+// summaries it touched.
+func (w *writer) fail(err error) {
+	for i, r := range w.taken {
+		for _, run := range r.Runs {
+			delete(w.cache, run.SessionID)
+		}
+		if w.errs[i] == nil {
+			w.errs[i] = err
+		}
+	}
+	w.finish()
+}
+
+// finish answers the transaction's requests and ends it.
+func (w *writer) finish() {
+	for i, r := range w.taken {
+		r.Finish(w.errs[i])
+	}
+	clear(w.taken)
+	clear(w.errs)
+	w.taken, w.errs = w.taken[:0], w.errs[:0]
+	w.inTx, w.txEvents = false, 0
+}
+
+// lockedRetries is how often a transaction is begun again while the
+// database is locked by another process (about 12 s of backoff on top of
+// the busy timeout of each try).
 const lockedRetries = 8
 
 // isLocked reports a database another connection holds.
 func isLocked(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "database table is locked") || strings.Contains(msg, "SQLITE_BUSY")
-}
-
-// writeAll writes the taken requests in one transaction, setting errs[i]
-// for a request that fails alone. An error return fails them all.
-func (w *writer) writeAll(ctx context.Context, errs []error) error {
-	if err := w.fileGone(); err != nil {
-		return err
-	}
-	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return fmt.Errorf("sqlite store %s: begin transaction: %w", w.path, err)
-	}
-	for i, r := range w.taken {
-		var fatal error
-		if errs[i], fatal = w.writeRequest(ctx, r); fatal != nil {
-			w.rollback(ctx)
-			return fatal
-		}
-	}
-	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
-		w.rollback(ctx)
-		return fmt.Errorf("sqlite store %s: commit: %w", w.path, err)
-	}
-	return nil
 }
 
 // rollback ends a failed transaction. SQLite may already have rolled it
@@ -415,11 +472,22 @@ func (w *writer) alreadyStored(ctx context.Context, run appendcheck.Run, data []
 // longer ends where sum says, in which case nothing was written.
 func (w *writer) insert(ctx context.Context, run appendcheck.Run, data [][]byte, sum *loop.Summary) (stale bool, err error) {
 	prev := sum.LastSeq
+	starts := prev == 0
 	for _, e := range run.Events {
 		sum.Apply(e)
+		if _, ok := e.Data.(*loop.SessionStarted); ok {
+			starts = true
+		}
 	}
-	res, err := w.upsertSession.ExecContext(ctx, sum.ID, sum.Task, sum.Model, string(sum.Status), string(sum.Reason),
-		sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Tenant, sum.Workspace, encodeLabels(sum.Labels), sum.MaxIterations, prev)
+	var res sql.Result
+	if starts {
+		res, err = w.upsertSession.ExecContext(ctx, sum.ID, sum.Task, sum.Model, string(sum.Status), string(sum.Reason),
+			sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Tenant, sum.Workspace, encodeLabels(sum.Labels), sum.MaxIterations, prev)
+	} else {
+		// Nothing that only session.started sets has changed.
+		res, err = w.updateProgress.ExecContext(ctx, string(sum.Status), string(sum.Reason),
+			sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.UpdatedAt), sum.LastSeq, sum.ID, prev)
+	}
 	if err != nil {
 		return false, fmt.Errorf("sqlite store %s: session %s: update summary: %w", w.path, run.SessionID, err)
 	}
