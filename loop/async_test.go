@@ -306,3 +306,59 @@ func TestShutdownLetsARunningToolFinish(t *testing.T) {
 		t.Fatalf("the interrupted call is not recorded as interrupted: %+v", calls)
 	}
 }
+
+// While a step runs long (here a model call that does not answer), what
+// the session recorded before it reaches the log within moments, even when
+// it first had to wait behind a commit still in flight: watchers are never
+// left a step behind for the length of a model call.
+func TestEventsReachTheLogWhileALongStepRuns(t *testing.T) {
+	e := newEnv()
+	log := &gatedLog{memLog: e.log}
+	reads := idem{tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(context.Context, json.RawMessage) (tool.Result, error) {
+		return tool.Result{Output: "content"}, nil
+	})}
+	answer := make(chan struct{})
+	calls := 0
+	m := model.Func(func(ctx context.Context, req *model.Request, _ model.StreamFunc) (*model.Response, error) {
+		calls++
+		if calls == 1 {
+			return &model.Response{ToolCalls: []model.ToolCall{{ID: "c1", Name: "read_file", Arguments: json.RawMessage(`{"path":"a"}`)}}}, nil
+		}
+		select {
+		case <-answer:
+			return &model.Response{Text: "done"}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	r, err := loop.New(loop.Config{Model: m, Tools: tool.MustRegistry(reads), Log: log, Clock: e.clock.Now,
+		NewID: func() string { return "long" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := r.Start(t.Context(), loop.Task{Prompt: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first step's events are held at the gate (a commit in flight);
+	// the read's result and the second step's start, recorded behind it,
+	// are handed over too while the second model call hangs.
+	deadline := time.Now().Add(10 * time.Second)
+	for log.held() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the events recorded before a hanging model call were not handed to the log (%d commits held)", log.held())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	log.release()
+	got := e.log.types("long")
+	if got[len(got)-1] != string(loop.TypeIterationStarted) {
+		t.Fatalf("while the second model call hangs the log ends %v, want the second iteration's start", got[max(0, len(got)-3):])
+	}
+	close(answer)
+	st, err := sess.Wait(t.Context())
+	if err != nil || st.Status != loop.StatusCompleted {
+		t.Fatalf("%v %v", st.Status, err)
+	}
+	refold(t, e, st)
+}

@@ -1,11 +1,6 @@
 package loop
 
-import (
-	"context"
-	"time"
-
-	"github.com/agentloop/agentloop/model"
-)
+import "context"
 
 // The executor is the session's run loop (step.go): it performs effects —
 // model calls, tool runs, gate checks, verification — and it is the only
@@ -42,59 +37,12 @@ const (
 // commitFor makes durable what effect e needs durable before it starts.
 func (s *Session) commitFor(ctx context.Context, e effect) error {
 	switch e {
-	case effectModelCall:
-		// Earlier events commit while the model works; a tool's result
+	case effectModelCall, effectIdempotentTool:
+		// Earlier events commit while the effect runs: a tool's result
 		// never waits behind the model.
-		return s.flushBehind(ctx, false)
-	case effectIdempotentTool:
-		return s.flushBehind(ctx, true)
+		return s.flushBehind(ctx)
 	}
 	return s.flush(ctx) // rule 1
-}
-
-// commitGrace is how long the events recorded before a model call wait
-// for its reply to commit together with it (one commit instead of two);
-// when the model takes longer they commit behind the call, so watchers
-// see an iteration start within this much of its start.
-const commitGrace = 2 * time.Millisecond
-
-// generateCommitting makes the model call while committing what came
-// before it (effectModelCall): with the reply when it comes within
-// commitGrace, else behind the call. A log that cannot commit behind
-// (not an AsyncLog) commits first. cerr is a failed commit.
-func (s *Session) generateCommitting(ctx context.Context, req *model.Request) (resp *model.Response, dur time.Duration, err, cerr error) {
-	_, async := s.r.cfg.Log.(AsyncLog)
-	if !async || len(s.buf) == 0 || s.inflight > 0 {
-		if cerr = s.commitFor(ctx, effectModelCall); cerr != nil {
-			return nil, 0, nil, cerr
-		}
-		resp, dur, err = s.generate(ctx, req)
-		return resp, dur, err, nil
-	}
-	type reply struct {
-		resp *model.Response
-		dur  time.Duration
-		err  error
-	}
-	done := make(chan reply, 1)
-	go func() {
-		r, d, e := s.generate(ctx, req)
-		done <- reply{r, d, e}
-	}()
-	if s.grace == nil {
-		s.grace = time.NewTimer(commitGrace)
-	} else {
-		s.grace.Reset(commitGrace)
-	}
-	var r reply
-	select {
-	case r = <-done:
-		s.grace.Stop() // a quick reply: the buffer commits with it
-	case <-s.grace.C:
-		cerr = s.commitFor(ctx, effectModelCall)
-		r = <-done
-	}
-	return r.resp, r.dur, r.err, cerr
 }
 
 // closeIteration records the end of the open iteration, if any.

@@ -264,7 +264,7 @@ func (r *Runner) create(ctx context.Context, task Task, durable bool) (*Session,
 	}
 	commit := s.flush
 	if !durable {
-		commit = func(ctx context.Context) error { return s.flushBehind(ctx, false) }
+		commit = s.flushBehind
 	}
 	if err := commit(ctx); err != nil {
 		r.release(s)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/agentloop/agentloop/model"
 )
@@ -20,16 +19,9 @@ type Session struct {
 	env   *Env
 	state *State // owned by the session goroutine until done is closed
 	stop  StopCondition
-	buf   []Event
-	// grace times the commit of events recorded before a model call.
-	grace *time.Timer
-	// inflight commits were handed to the AsyncLog by flushBehind and
-	// have not reported yet; pending receives their outcomes, in order.
-	inflight int
-	pending  chan error
-	// detached carries the values of the session's context without its
-	// cancellation: appends record what happened even after terminate.
-	detached context.Context
+	// c takes the session's events to its log.
+	c      commits
+	cready bool
 
 	mu        sync.Mutex
 	guidance  []string
@@ -143,121 +135,40 @@ func (s *Session) emit(p Payload) {
 		// Only a bug in the runner can get here: the runner numbers its own events.
 		panic(fmt.Sprintf("loop: applying own event: %v", err))
 	}
-	s.buf = append(s.buf, e)
+	s.c.add(e)
 }
 
 // flush makes buffered events durable, after every commit already in
 // flight. Watchers read them from the store (store.Watch, package feed),
 // never from the runner. Appends are not cancelled by termination: what
 // happened is recorded.
-//
-// The buffer is appended before the commits in flight are awaited: a
-// plain Append is one the store commits at once, and the commits in
-// flight — queued before it — commit no later than it does, instead of
-// being held for company (see AsyncLog).
 func (s *Session) flush(ctx context.Context) error {
-	if len(s.buf) > 0 {
-		if s.detached == nil {
-			s.detached = context.WithoutCancel(ctx)
-		}
-		err := s.r.cfg.Log.Append(s.detached, s.buf...)
-		// A failed commit in flight explains a failure here (a gap in
-		// the log), so it is the one reported.
-		if perr := s.waitPending(); perr != nil {
-			return perr
-		}
-		if err != nil {
-			return fmt.Errorf("session %s: saving %d events: %w", s.id, len(s.buf), notSaved{err})
-		}
-		clear(s.buf)
-		s.buf = s.buf[:0]
-		return nil
-	}
-	return s.waitPending()
+	s.commitsFor(ctx)
+	return s.c.flush()
 }
 
-// maxInflight bounds the commits one session has in flight: a session
-// that outruns its store waits for the oldest.
-const maxInflight = 64
-
-// flushBehind hands the buffered events to a commit without waiting for
-// it, when the log can (AsyncLog): the commit overlaps the session's next
-// steps. Commits in flight complete in the order they were handed over
-// (the stores' writers are first in, first out), so the log stays in
-// order; a plain flush waits for all of them first, so nothing that must
-// be durable before an effect is left behind.
-//
-// With coalesce, events buffered while a commit is in flight stay in the
-// buffer for the next commit (a fast session then commits in batches);
-// without it they are handed over now, as another commit — used before a
-// model call, so a tool's result never waits on the model, and the model
-// call never waits on a commit.
-func (s *Session) flushBehind(ctx context.Context, coalesce bool) error {
-	async, ok := s.r.cfg.Log.(AsyncLog)
-	if !ok {
-		return s.flush(ctx)
-	}
-	if err := s.reap(); err != nil {
-		return err
-	}
-	if len(s.buf) == 0 || (coalesce && s.inflight > 0) {
-		return nil
-	}
-	if s.inflight >= maxInflight {
-		if err := s.waitOne(); err != nil {
-			return err
-		}
-	}
-	if s.detached == nil {
-		s.detached = context.WithoutCancel(ctx)
-	}
-	if s.pending == nil {
-		s.pending = make(chan error, maxInflight)
-	}
-	// Hand the buffer over; a fresh one collects what comes next.
-	evs := s.buf
-	s.buf = make([]Event, 0, max(8, len(evs)))
-	s.inflight++
-	async.AppendAsync(s.detached, evs, func(err error) { s.pending <- err })
-	return nil
+// flushBehind commits buffered events behind the session's next steps
+// when the log can (AsyncLog), else now; see commits.behind.
+func (s *Session) flushBehind(ctx context.Context) error {
+	s.commitsFor(ctx)
+	return s.c.behind()
 }
 
-// waitPending waits for every commit in flight and reports the first
-// failure.
+// waitPending waits for every commit in flight.
 func (s *Session) waitPending() error {
-	var first error
-	for s.inflight > 0 {
-		if err := s.waitOne(); err != nil && first == nil {
-			first = err
-		}
+	if !s.cready {
+		return nil
 	}
-	return first
+	return s.c.waitPending()
 }
 
-// waitOne waits for the oldest commit in flight.
-func (s *Session) waitOne() error {
-	err := <-s.pending
-	s.inflight--
-	if err != nil {
-		return fmt.Errorf("session %s: saving events: %w", s.id, notSaved{err})
+// commitsFor readies the session's commits on first use: they record what
+// happened under ctx's values, without its cancellation.
+func (s *Session) commitsFor(ctx context.Context) {
+	if !s.cready {
+		s.c.init(s.id, s.r.cfg.Log, ctx)
+		s.cready = true
 	}
-	return nil
-}
-
-// reap takes the outcomes of commits that finished, without waiting.
-func (s *Session) reap() error {
-	for s.inflight > 0 {
-		select {
-		case err := <-s.pending:
-			s.inflight--
-			if err != nil {
-				return fmt.Errorf("session %s: saving events: %w", s.id, notSaved{err})
-			}
-		default:
-			return nil
-		}
-	}
-	return nil
 }
 
 func (s *Session) launch(ctx context.Context) {

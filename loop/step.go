@@ -101,10 +101,10 @@ func (s *Session) callModel(ctx context.Context) error {
 	// opened with; st.Model is the recorded PROVIDER/NAME spec, which no
 	// provider accepts on the wire.
 	req := &model.Request{Messages: withContext(st, s.env.Context), Tools: s.env.Tools.Specs()}
-	resp, dur, err, cerr := s.generateCommitting(ctx, req)
-	if cerr != nil {
-		return cerr
+	if err := s.commitFor(ctx, effectModelCall); err != nil {
+		return err
 	}
+	resp, dur, err := s.generate(ctx, req)
 	if err != nil {
 		return s.modelFailed(ctx, err, dur)
 	}

@@ -70,15 +70,25 @@ func newBrowser(t *testing.T, approval string) *browser {
 	t.Cleanup(srv.Close)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	// The first action starts the browser on the context it gets: give it
-	// the undeadlined one, then bound each step (see run).
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatal(err)
+	// Chromium now and then crashes while starting on a loaded machine
+	// (before it opens any page): that is tried again, twice.
+	for attempt := 1; ; attempt++ {
+		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(actx)
+		// The first action starts the browser on the context it gets:
+		// give it the undeadlined one, then bound each step (see run).
+		err := chromedp.Do(ctx)
+		if err == nil {
+			t.Cleanup(func() { cancel(); cancelA() })
+			return &browser{t: t, url: srv.URL, dir: dir, ctx: ctx}
+		}
+		cancel()
+		cancelA()
+		if attempt == 3 {
+			t.Fatal(err)
+		}
+		t.Logf("chromium did not start (attempt %d), trying again: %v", attempt, err)
 	}
-	t.Cleanup(func() { cancel(); cancelA() })
-	return &browser{t: t, url: srv.URL, dir: dir, ctx: ctx}
 }
 
 func (b *browser) run(actions ...chromedp.Action[chromedp.Void]) {

@@ -1,0 +1,196 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// commits is a session's way to its log: the events it recorded and has
+// not handed over yet, and the commits it handed to an AsyncLog that have
+// not reported. The session goroutine does everything except one thing:
+// a timer may hand the buffer over while the session is busy in a long
+// step (handOverLate), which is why the buffer is under a mutex.
+type commits struct {
+	id    string
+	log   Log
+	async AsyncLog // nil when the log cannot commit behind
+	// ctx carries the session's values without its cancellation: what
+	// happened is recorded even after a terminate.
+	ctx context.Context
+
+	mu       sync.Mutex
+	buf      []Event
+	inflight int         // commits handed over and not reported
+	broken   bool        // a commit failed: nothing more is handed over late
+	late     *time.Timer // armed while events wait for a commit in flight
+	// pending receives the outcomes of the commits in flight, in order.
+	pending chan error
+}
+
+// maxInflight bounds the commits one session has in flight: a session that
+// outruns its store waits for the oldest.
+const maxInflight = 8
+
+// commitGrace is the longest events wait in the buffer, behind a commit in
+// flight, before they are handed over anyway: watchers see what a session
+// did within about this much (plus the store's own commit interval) even
+// while it is busy in a long model call or tool.
+const commitGrace = 2 * time.Millisecond
+
+func (c *commits) init(id string, log Log, ctx context.Context) {
+	c.id, c.log, c.ctx = id, log, context.WithoutCancel(ctx)
+	c.async, _ = log.(AsyncLog)
+	c.pending = make(chan error, maxInflight)
+}
+
+// add buffers an event.
+func (c *commits) add(e Event) {
+	c.mu.Lock()
+	c.buf = append(c.buf, e)
+	c.mu.Unlock()
+}
+
+// behind hands the buffer to a commit that overlaps the session's next
+// steps, when the log can commit behind (AsyncLog); otherwise it commits
+// now (flush). While an earlier commit is still in flight the buffer is
+// kept instead, to be handed over at the first step after that commit
+// reports, or commitGrace from now if the session is still busy then: a
+// fast session commits several steps at a time, not one commit each.
+//
+// Commits in flight complete in the order they were handed over (the
+// stores' writers are first in, first out), so the log stays in order; a
+// flush follows all of them, so nothing that must be durable before an
+// effect is left behind.
+func (c *commits) behind() error {
+	if c.async == nil {
+		return c.flush()
+	}
+	if err := c.reap(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case len(c.buf) == 0:
+	case c.inflight > 0:
+		c.armLate()
+	default:
+		c.handOver()
+	}
+	return nil
+}
+
+// armLate makes sure the buffer is handed over within commitGrace. mu held.
+func (c *commits) armLate() {
+	if c.late == nil {
+		c.late = time.AfterFunc(commitGrace, c.handOverLate)
+		return
+	}
+	c.late.Reset(commitGrace) // the buffer is not older than the last arming
+}
+
+// handOverLate hands over what waited commitGrace behind a commit in flight.
+func (c *commits) handOverLate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.buf) > 0 && !c.broken && c.inflight < maxInflight {
+		c.handOver()
+	}
+}
+
+// handOver gives the buffer to an asynchronous commit. mu held.
+func (c *commits) handOver() {
+	evs := c.buf
+	c.buf = make([]Event, 0, max(8, len(evs)))
+	c.inflight++
+	c.async.AppendAsync(c.ctx, evs, func(err error) { c.pending <- err })
+}
+
+// flush makes the buffer and every commit in flight durable. The buffer is
+// appended before the commits in flight are awaited: a plain Append is one
+// the store commits at once, and the commits in flight — queued before it —
+// commit no later than it does, instead of being held for company (see
+// AsyncLog).
+func (c *commits) flush() error {
+	c.mu.Lock()
+	evs := c.buf
+	c.buf = nil
+	if c.late != nil {
+		c.late.Stop()
+	}
+	c.mu.Unlock()
+	var err error
+	if len(evs) > 0 {
+		err = c.log.Append(c.ctx, evs...)
+	}
+	if perr := c.waitPending(); perr != nil {
+		// A failed commit in flight explains a failure here (a gap in
+		// the log), so it is the one reported.
+		err = perr
+	} else if err != nil {
+		err = fmt.Errorf("session %s: saving %d events: %w", c.id, len(evs), notSaved{err})
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.broken = true
+		c.buf = append(evs, c.buf...) // kept: nothing recorded is dropped
+		return err
+	}
+	if len(c.buf) == 0 {
+		clear(evs) // the store keeps none of them after a plain Append
+		c.buf = evs[:0]
+	}
+	return nil
+}
+
+// waitPending waits for every commit in flight and reports the first
+// failure.
+func (c *commits) waitPending() error {
+	var first error
+	for c.inflightNow() > 0 {
+		if err := c.waitOne(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (c *commits) inflightNow() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inflight
+}
+
+// waitOne waits for the oldest commit in flight.
+func (c *commits) waitOne() error {
+	return c.reported(<-c.pending)
+}
+
+// reap takes the outcomes of commits that finished, without waiting.
+func (c *commits) reap() error {
+	for {
+		select {
+		case err := <-c.pending:
+			if err := c.reported(err); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+}
+
+// reported accounts for one commit's outcome.
+func (c *commits) reported(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inflight--
+	if err != nil {
+		c.broken = true
+		return fmt.Errorf("session %s: saving events: %w", c.id, notSaved{err})
+	}
+	return nil
+}
