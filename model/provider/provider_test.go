@@ -91,7 +91,7 @@ func typeName(v any) string { return fmt.Sprintf("%T", v) }
 // TestOpenWiring checks that Open sends the key, the model name, the path
 // and the provider name in errors, against a loopback server.
 func TestOpenWiring(t *testing.T) {
-	type seen struct{ path, auth, body string }
+	type seen struct{ path, auth string }
 	tests := []struct {
 		spec, wantPath, wantAuth, wantErr string
 		authHeader                        string
