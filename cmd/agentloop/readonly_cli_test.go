@@ -85,9 +85,7 @@ func TestCorruptEventKeepsTheSessionListed(t *testing.T) {
 	if err := db.QueryRow(`SELECT id FROM sessions`).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE events SET data = '{garbage' WHERE session_id = ? AND seq = 2`, id); err != nil {
-		t.Fatal(err)
-	}
+	corruptPayload(t, db, id, 2, "{garbage")
 	db.Close()
 	if out, stderr, code := c.run("", "sessions", "list"); code != 0 || !strings.Contains(out, id) {
 		t.Fatalf("list: %d %s %s", code, out, stderr)
@@ -113,7 +111,7 @@ func TestFullDiskStopsCleanlyAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`CREATE TRIGGER disk_full BEFORE INSERT ON events WHEN NEW.seq > 8 BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`); err != nil {
+	if _, err := db.Exec(`CREATE TRIGGER disk_full BEFORE INSERT ON event_batches WHEN NEW.last_seq > 8 BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`); err != nil {
 		t.Fatal(err)
 	}
 	script := writeSteps(t,
@@ -139,5 +137,35 @@ func TestFullDiskStopsCleanlyAndResumes(t *testing.T) {
 	}
 	if s := showJSON(t, c, id); s.Status != "completed" || s.Answer != "wrote a, b and c" {
 		t.Fatalf("after resuming: %+v", s)
+	}
+}
+
+// corruptPayload replaces the payload of event seq of a session in the
+// database file, in the stored framing (store/sqlite/batch.go: per event a
+// line "type version time length", then the payload and a newline).
+func corruptPayload(t *testing.T, db *sql.DB, id string, seq int, payload string) {
+	t.Helper()
+	var rowID, first int
+	var batch []byte
+	if err := db.QueryRow(`SELECT id, first_seq, events FROM event_batches WHERE session_id = ? AND first_seq <= ? AND last_seq >= ?`, id, seq, seq).Scan(&rowID, &first, &batch); err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	for i := first; len(batch) > 0; i++ {
+		header, rest, _ := strings.Cut(string(batch), "\n")
+		fields := strings.Fields(header)
+		n, err := strconv.Atoi(fields[3])
+		if err != nil {
+			t.Fatalf("frame header %q: %v", header, err)
+		}
+		body := rest[:n]
+		if i == seq {
+			fields[3], body = strconv.Itoa(len(payload)), payload
+		}
+		out = append(out, strings.Join(fields, " ")+"\n"+body+"\n"...)
+		batch = []byte(rest[n+1:])
+	}
+	if _, err := db.Exec(`UPDATE event_batches SET events = ? WHERE id = ?`, out, rowID); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -27,7 +27,7 @@ func TestEngineAndDatabaseCommandsExplainThemselves(t *testing.T) {
 		}
 	}
 	out, stderr, code := c.run("", "db", "migrate", "--db", c.db)
-	if code != 0 || !strings.Contains(out, "SQLite schema 6 (up to date)") {
+	if code != 0 || !strings.Contains(out, "SQLite schema 7 (up to date)") {
 		t.Fatalf("db migrate on SQLite: %d %s %s", code, out, stderr)
 	}
 }

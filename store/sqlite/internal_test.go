@@ -43,8 +43,8 @@ func TestDSN(t *testing.T) {
 	}
 }
 
-// LoadAfter reads only the rows it returns: a search of the (session_id,
-// seq) index on both columns, with no sort and no scan of the table.
+// LoadAfter reads only the batches it needs: a search of the (session_id,
+// last_seq) index on both columns, with no sort and no scan of the table.
 func TestLoadAfterUsesIndex(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "plan.db"))
 	if err != nil {
@@ -66,7 +66,7 @@ func TestLoadAfterUsesIndex(t *testing.T) {
 		plan = append(plan, detail)
 	}
 	joined := strings.Join(plan, "; ")
-	if len(plan) != 1 || !strings.Contains(joined, "USING INDEX") || !strings.Contains(joined, "seq>?") {
-		t.Fatalf("query plan %q: want one search of the (session_id, seq) index with seq>?", joined)
+	if len(plan) != 1 || !strings.Contains(joined, "USING INDEX") || !strings.Contains(joined, "last_seq>?") {
+		t.Fatalf("query plan %q: want one search of the (session_id, last_seq) index with last_seq>?", joined)
 	}
 }

@@ -208,7 +208,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		}
 		// The lease row stays, expired, so a later holder of this ID gets a
 		// larger token than any holder before the delete.
-		for _, q := range []string{`DELETE FROM events WHERE session_id = ?`, `UPDATE leases SET expires_at = 0 WHERE session_id = ?`, `DELETE FROM controls WHERE session_id = ?`} {
+		for _, q := range []string{`DELETE FROM event_batches WHERE session_id = ?`, `UPDATE leases SET expires_at = 0 WHERE session_id = ?`, `DELETE FROM controls WHERE session_id = ?`} {
 			if _, err := w.conn.ExecContext(ctx, q, id); err != nil {
 				return fmt.Errorf("sqlite store %s: delete session %s: %w", s.path, id, err)
 			}

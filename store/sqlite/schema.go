@@ -108,10 +108,29 @@ CREATE INDEX sessions_workspace ON sessions (workspace);
 	`
 ALTER TABLE sessions ADD COLUMN max_iterations INTEGER NOT NULL DEFAULT 0;
 `,
+	// 7: one row per append to a session instead of one per event (see
+	// batch.go for the framing): an iteration then writes one row and one
+	// index entry instead of five of each. Existing events become
+	// one-event batches.
+	`
+CREATE TABLE event_batches (
+	id         INTEGER PRIMARY KEY,
+	session_id TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	first_seq  INTEGER NOT NULL,
+	last_seq   INTEGER NOT NULL,
+	events     BLOB    NOT NULL,
+	UNIQUE (session_id, last_seq)
+);
+INSERT INTO event_batches (session_id, first_seq, last_seq, events)
+	SELECT session_id, seq, seq,
+		CAST(type || ' ' || version || ' ' || time || ' ' || length(CAST(data AS BLOB)) || char(10) || CAST(data AS TEXT) || char(10) AS BLOB)
+	FROM events ORDER BY id;
+DROP TABLE events;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrate brings the database to SchemaVersion, one transaction per step,
 // and refuses a database from a newer build. The version is read inside a

@@ -233,10 +233,11 @@ func openReadOnly(ctx context.Context, path string, o options) (*Store, error) {
 // ReadOnly reports whether the store was opened read-only.
 func (s *Store) ReadOnly() bool { return s.opts.readOnly }
 
-// loadAfterSQL reads a session's events past a sequence number: a range
-// scan of the UNIQUE (session_id, seq) index, in its order (a test checks
-// the plan).
-const loadAfterSQL = `SELECT seq, type, version, time, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq`
+// loadAfterSQL reads the batches holding a session's events past a
+// sequence number: a range scan of the UNIQUE (session_id, last_seq)
+// index, in its order (a test checks the plan). Batches do not overlap, so
+// that is also the order of their events.
+const loadAfterSQL = `SELECT first_seq, last_seq, events FROM event_batches WHERE session_id = ? AND last_seq > ? ORDER BY last_seq`
 
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
@@ -392,26 +393,37 @@ func (s *Store) LoadAfter(ctx context.Context, sessionID string, after int64) ([
 	}
 	defer rows.Close()
 	var (
-		events  []loop.Event
-		seq     int64
-		typ     string
-		version int
-		at      int64
-		data    sql.RawBytes
+		events      []loop.Event
+		first, last int64
+		batch       sql.RawBytes
 	)
 	for rows.Next() {
-		if err := rows.Scan(&seq, &typ, &version, &at, &data); err != nil {
+		if err := rows.Scan(&first, &last, &batch); err != nil {
 			return nil, s.readErr(fmt.Sprintf("load session %s", sessionID), err)
 		}
-		if want := after + int64(len(events)) + 1; seq != want {
-			return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d where %d was expected", s.path, sessionID, seq, want)
+		b := []byte(batch)
+		for seq := first; seq <= last; seq++ {
+			f, rest, err := nextFrame(b)
+			if err != nil {
+				return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d: %w", s.path, sessionID, seq, err)
+			}
+			b = rest
+			if seq <= after {
+				continue
+			}
+			if want := after + int64(len(events)) + 1; seq != want {
+				return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d where %d was expected", s.path, sessionID, seq, want)
+			}
+			// DecodeEvent copies what it keeps, so the batch may be reused.
+			e, err := loop.DecodeEvent(sessionID, seq, loop.EventType(f.typ), f.version, decodeTime(f.at), f.payload)
+			if err != nil {
+				return nil, fmt.Errorf("sqlite store %s: %w", s.path, err)
+			}
+			events = append(events, e)
 		}
-		// DecodeEvent copies what it keeps, so data may be reused.
-		e, err := loop.DecodeEvent(sessionID, seq, loop.EventType(typ), version, decodeTime(at), data)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite store %s: %w", s.path, err)
+		if len(b) != 0 {
+			return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: events %d–%d hold more than %d events", s.path, sessionID, first, last, last-first+1)
 		}
-		events = append(events, e)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.readErr(fmt.Sprintf("load session %s", sessionID), err)

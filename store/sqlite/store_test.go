@@ -194,7 +194,7 @@ func TestUnknownEventsFailLoudly(t *testing.T) {
 			mustAppend(t, s, storetest.FakeEvents("x", 1, 3)...)
 			s.Close()
 			db := rawDB(t, path)
-			if _, err := db.Exec(`INSERT INTO events (session_id, seq, type, version, time, data) VALUES ('x', 4, ?, ?, 0, '{"new_field":1}')`, tt.typ, tt.version); err != nil {
+			if _, err := db.Exec(`INSERT INTO event_batches (session_id, first_seq, last_seq, events) VALUES ('x', 4, 4, CAST(? AS BLOB))`, fmt.Sprintf("%s %d 0 15\n{\"new_field\":1}\n", tt.typ, tt.version)); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := db.Exec(`UPDATE sessions SET last_seq = 4 WHERE id = 'x'`); err != nil {
@@ -313,7 +313,7 @@ func TestFailedTransactionFailsItsAppendsAndRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if _, err := other.ExecContext(ctx, `CREATE TRIGGER boom BEFORE INSERT ON events WHEN NEW.seq = 3 BEGIN SELECT RAISE(ABORT, 'boom'); END`); err != nil {
+	if _, err := other.ExecContext(ctx, `CREATE TRIGGER boom BEFORE INSERT ON event_batches WHEN NEW.first_seq = 3 BEGIN SELECT RAISE(ABORT, 'boom'); END`); err != nil {
 		t.Fatal(err)
 	}
 	// One append per session, and one spanning both (a savepoint).

@@ -101,10 +101,9 @@ type writer struct {
 	conn *sql.Conn
 	path string
 
-	getSummary, upsertSession, updateProgress, getToken *sql.Stmt
-	// insertN[k] inserts k events in one statement (prepared on first use).
-	insertN [maxInsertRows + 1]*sql.Stmt
-	args    []any
+	getSummary, upsertSession, updateProgress, getToken, insertBatch *sql.Stmt
+	// batch is the buffer each run's events are framed in (see batch.go).
+	batch []byte
 
 	// cache holds the stored summary (and so the last seq) of sessions
 	// recently written, so appends need not read it back. Entries are
@@ -148,9 +147,6 @@ func (w *writer) fileGone() error {
 	return nil
 }
 
-// maxInsertRows is the most events one INSERT statement carries.
-const maxInsertRows = 16
-
 func newWriter(ctx context.Context, db *sql.DB, path string, cacheSize int) (*writer, error) {
 	w := &writer{path: path, cache: map[string]loop.Summary{}, cacheSize: cacheSize, checked: time.Now()}
 	w.file, _ = os.Stat(path) // nil for an in-memory database: nothing to check
@@ -183,7 +179,7 @@ WHERE sessions.last_seq = ?`)
 	// alone, so an append rewrites the row's page and none of theirs.
 	w.updateProgress = prepare(`UPDATE sessions SET status = ?, reason = ?, iteration = ?, tokens = ?, cost_usd = ?, updated_at = ?, last_seq = ?
 WHERE id = ? AND last_seq = ?`)
-	w.insertN[1] = prepare(insertSQL(1))
+	w.insertBatch = prepare(`INSERT INTO event_batches (session_id, first_seq, last_seq, events) VALUES (?, ?, ?, ?)`)
 	w.getToken = prepare(`SELECT token FROM leases WHERE session_id = ?`)
 	if err != nil {
 		w.close()
@@ -192,35 +188,9 @@ WHERE id = ? AND last_seq = ?`)
 	return w, nil
 }
 
-func insertSQL(rows int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO events (session_id, seq, type, version, time, data) VALUES ")
-	for i := range rows {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("(?, ?, ?, ?, ?, ?)")
-	}
-	return b.String()
-}
-
-// insertStmt returns the statement inserting k events, preparing it once.
-func (w *writer) insertStmt(ctx context.Context, k int) (*sql.Stmt, error) {
-	if st := w.insertN[k]; st != nil {
-		return st, nil
-	}
-	st, err := w.conn.PrepareContext(ctx, insertSQL(k))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite store %s: prepare insert of %d events: %w", w.path, k, err)
-	}
-	w.insertN[k] = st
-	return st, nil
-}
-
 func (w *writer) close() error {
 	var errs []error
-	stmts := append([]*sql.Stmt{w.getSummary, w.upsertSession, w.updateProgress, w.getToken}, w.insertN[:]...)
-	for _, st := range stmts {
+	for _, st := range []*sql.Stmt{w.getSummary, w.upsertSession, w.updateProgress, w.getToken, w.insertBatch} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -442,7 +412,7 @@ func (w *writer) alreadyStored(ctx context.Context, run appendcheck.Run, data []
 	if run.First < 1 || run.Last > last {
 		return false, nil
 	}
-	rows, err := w.conn.QueryContext(ctx, `SELECT seq, type, version, time, data FROM events WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`, run.SessionID, run.First, run.Last)
+	rows, err := w.conn.QueryContext(ctx, overlappingBatchesSQL, run.SessionID, run.First, run.Last)
 	if err != nil {
 		return false, fmt.Errorf("sqlite store %s: session %s: read events: %w", w.path, run.SessionID, err)
 	}
@@ -450,22 +420,33 @@ func (w *writer) alreadyStored(ctx context.Context, run appendcheck.Run, data []
 	n := 0
 	for rows.Next() {
 		var (
-			seq, at int64
-			typ     string
-			version int
-			stored  []byte
+			first, lastSeq int64
+			b              []byte
 		)
-		if err := rows.Scan(&seq, &typ, &version, &at, &stored); err != nil {
+		if err := rows.Scan(&first, &lastSeq, &b); err != nil {
 			return false, fmt.Errorf("sqlite store %s: session %s: read events: %w", w.path, run.SessionID, err)
 		}
-		e := run.Events[n]
-		if seq != e.Seq || typ != string(e.Type) || version != e.Version || at != encodeTime(e.Time) || !bytes.Equal(stored, data[n]) {
-			return false, nil
+		for seq := first; seq <= lastSeq; seq++ {
+			var f frame
+			if f, b, err = nextFrame(b); err != nil {
+				return false, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d: %w", w.path, run.SessionID, seq, err)
+			}
+			if seq < run.First || seq > run.Last {
+				continue
+			}
+			e := run.Events[n]
+			if seq != e.Seq || string(f.typ) != string(e.Type) || f.version != e.Version || f.at != encodeTime(e.Time) || !bytes.Equal(f.payload, data[n]) {
+				return false, nil
+			}
+			n++
 		}
-		n++
 	}
 	return n == len(run.Events), rows.Err()
 }
+
+// overlappingBatchesSQL reads the batches holding a range of a session's
+// events.
+const overlappingBatchesSQL = `SELECT first_seq, last_seq, events FROM event_batches WHERE session_id = ? AND last_seq >= ? AND first_seq <= ? ORDER BY last_seq`
 
 // insert updates the session row of one run from sum (its stored summary,
 // updated in place) and inserts its events. stale reports that the log no
@@ -496,23 +477,16 @@ func (w *writer) insert(ctx context.Context, run appendcheck.Run, data [][]byte,
 	} else if n != 1 {
 		return true, nil
 	}
-	for start := 0; start < len(run.Events); start += maxInsertRows {
-		end := min(start+maxInsertRows, len(run.Events))
-		st, err := w.insertStmt(ctx, end-start)
-		if err != nil {
-			return false, err
-		}
-		args := w.args[:0]
-		for j := start; j < end; j++ {
-			e := run.Events[j]
-			args = append(args, e.SessionID, e.Seq, string(e.Type), e.Version, encodeTime(e.Time), data[j])
-		}
-		_, err = st.ExecContext(ctx, args...)
-		clear(args)
-		w.args = args[:0]
-		if err != nil {
-			return false, fmt.Errorf("sqlite store %s: session %s: insert events %d–%d: %w", w.path, run.SessionID, run.Events[start].Seq, run.Events[end-1].Seq, err)
-		}
+	b := w.batch[:0]
+	for j, e := range run.Events {
+		b = appendFrame(b, string(e.Type), e.Version, encodeTime(e.Time), data[j])
+	}
+	w.batch = b
+	if cap(b) > 1<<20 {
+		w.batch = nil // do not keep a large append's buffer
+	}
+	if _, err := w.insertBatch.ExecContext(ctx, run.SessionID, run.First, run.Last, b); err != nil {
+		return false, fmt.Errorf("sqlite store %s: session %s: insert events %d–%d: %w", w.path, run.SessionID, run.First, run.Last, err)
 	}
 	return false, nil
 }

@@ -1,0 +1,118 @@
+package sqlite
+
+import (
+	"database/sql"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store/storetest"
+)
+
+// A database written with one row per event (schema 6) opens with every
+// event as it was, byte for byte, and its sessions go on from where they
+// were.
+func TestMigrationToEventBatchesKeepsEveryEvent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v6.db")
+	db, err := sql.Open(driverName, dsn(path, options{busyTimeout: time.Second}, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range migrations[:6] {
+		if _, err := db.Exec(m); err != nil {
+			t.Fatalf("migration %d: %v", i+1, err)
+		}
+	}
+	if _, err := db.Exec(`PRAGMA user_version = 6`); err != nil {
+		t.Fatal(err)
+	}
+	// Payloads with newlines, spaces and a frame-like line in their
+	// strings, and a zero time, must survive the reframing.
+	odd := loop.NewEvent("b", 2, time.Time{}, &loop.Warning{Message: "line one\n0 1 2 3\nx 1 0 5\n{\"a\":1}\n  end — déjà 日本"})
+	want := map[string][]loop.Event{
+		"a": storetest.FakeEvents("a", 1, 7),
+		"b": append(storetest.FakeEvents("b", 1, 1), odd),
+	}
+	for id, events := range want {
+		if _, err := db.Exec(`INSERT INTO sessions (id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq) VALUES (?, 't', 'm', 'running', '', 0, 0, 0, 0, 0, ?)`, id, len(events)); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range events {
+			data, err := e.EncodeData()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(`INSERT INTO events (session_id, seq, type, version, time, data) VALUES (?, ?, ?, ?, ?, ?)`, e.SessionID, e.Seq, string(e.Type), e.Version, encodeTime(e.Time), data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	db.Close()
+
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for id, events := range want {
+		got, err := s.Load(t.Context(), id)
+		if err != nil {
+			t.Fatalf("load %s: %v", id, err)
+		}
+		if !reflect.DeepEqual(got, roundTrip(t, events)) {
+			t.Fatalf("session %s after migrating:\n got %+v\nwant %+v", id, got, events)
+		}
+		tail, err := s.LoadAfter(t.Context(), id, 1)
+		if err != nil || len(tail) != len(events)-1 {
+			t.Fatalf("load %s after 1: %d events, %v", id, len(tail), err)
+		}
+	}
+	// A retried append of migrated events is recognised as stored.
+	if err := s.Append(t.Context(), want["a"][5:]...); err != nil {
+		t.Fatalf("retry of stored events: %v", err)
+	}
+	next := storetest.FakeEvent("a", 8)
+	if err := s.Append(t.Context(), next); err != nil {
+		t.Fatalf("append after migrating: %v", err)
+	}
+	if got, err := s.Load(t.Context(), "a"); err != nil || len(got) != 8 {
+		t.Fatalf("after one more append: %d events, %v", len(got), err)
+	}
+}
+
+// roundTrip is events as a store gives them back: encoded and decoded.
+func roundTrip(t *testing.T, events []loop.Event) []loop.Event {
+	t.Helper()
+	out := make([]loop.Event, len(events))
+	for i, e := range events {
+		data, err := e.EncodeData()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[i], err = loop.DecodeEvent(e.SessionID, e.Seq, e.Type, e.Version, e.Time, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// Frames read back what was written, and anything else is refused.
+func TestFrames(t *testing.T) {
+	var b []byte
+	b = appendFrame(b, "tool.finished", 2, -9223372036854775808, []byte(`{"output":"a\nb"}`))
+	b = appendFrame(b, "x", 1, 42, []byte(`{}`))
+	f, rest, err := nextFrame(b)
+	if err != nil || string(f.typ) != "tool.finished" || f.version != 2 || f.at != -9223372036854775808 || string(f.payload) != `{"output":"a\nb"}` {
+		t.Fatalf("first frame: %+v %v", f, err)
+	}
+	if f, rest, err = nextFrame(rest); err != nil || string(f.typ) != "x" || f.at != 42 || string(f.payload) != `{}` || len(rest) != 0 {
+		t.Fatalf("second frame: %+v %q %v", f, rest, err)
+	}
+	for _, bad := range []string{"", "x 1 2\n{}\n", "x 1 2 3\n{}\n", "x 1 2 2\n{}", "x 1 2 2\n{}}", " 1 2 2\n{}\n", "x a 2 2\n{}\n", "x 1 2 -1\n\n", "x 1 2 2 {}\n"} {
+		if _, _, err := nextFrame([]byte(bad)); err == nil {
+			t.Errorf("frame %q was accepted", bad)
+		}
+	}
+}
