@@ -362,3 +362,49 @@ func TestEventsReachTheLogWhileALongStepRuns(t *testing.T) {
 	}
 	refold(t, e, st)
 }
+
+// The events before a quick tool wait to travel with the next model call's
+// commit, but not for long: while a tool runs on, what was recorded before
+// it (the model's answer and the tool's start) reaches the log.
+func TestEventsReachTheLogWhileALongToolRuns(t *testing.T) {
+	e := newEnv()
+	log := slowAsyncLog{memLog: e.log, mu: new(sync.Mutex)}
+	running, finish := make(chan struct{}), make(chan struct{})
+	slow := idem{tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+		close(running)
+		select {
+		case <-finish:
+			return tool.Result{Output: "content"}, nil
+		case <-ctx.Done():
+			return tool.Result{}, ctx.Err()
+		}
+	})}
+	m := scripted.Replies(scripted.Call("read_file", `{"path":"a"}`), scripted.Text("done"))
+	r, err := loop.New(loop.Config{Model: m, Tools: tool.MustRegistry(slow), Log: log, Clock: e.clock.Now,
+		NewID: func() string { return "slowtool" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := r.Start(t.Context(), loop.Task{Prompt: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := e.log.types("slowtool")
+		if len(got) > 0 && got[len(got)-1] == string(loop.TypeToolStarted) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("while the tool runs the log ends %v, want the tool's start", got)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(finish)
+	st, err := sess.Wait(t.Context())
+	if err != nil || st.Status != loop.StatusCompleted {
+		t.Fatalf("%v %v", st.Status, err)
+	}
+	refold(t, e, st)
+}

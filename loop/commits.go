@@ -24,7 +24,8 @@ type commits struct {
 	buf      []Event
 	inflight int         // commits handed over and not reported
 	broken   bool        // a commit failed: nothing more is handed over late
-	late     *time.Timer // armed while events wait for a commit in flight
+	late     *time.Timer // hands the buffer over late (handOverLate)
+	armed    bool        // late is set to fire for events in the buffer
 	// pending receives the outcomes of the commits in flight, in order.
 	pending chan error
 }
@@ -54,16 +55,18 @@ func (c *commits) add(e Event) {
 
 // behind hands the buffer to a commit that overlaps the session's next
 // steps, when the log can commit behind (AsyncLog); otherwise it commits
-// now (flush). While an earlier commit is still in flight the buffer is
-// kept instead, to be handed over at the first step after that commit
-// reports, or commitGrace from now if the session is still busy then: a
-// fast session commits several steps at a time, not one commit each.
+// now (flush). The buffer is kept instead, to be handed over at a later
+// step or commitGrace from now, whichever comes first, when an earlier
+// commit is still in flight or when the next step is expected to be brief:
+// a fast session commits several steps at a time, not one commit each, and
+// a step's events usually travel with the next model call's commit rather
+// than in a commit of their own.
 //
 // Commits in flight complete in the order they were handed over (the
 // stores' writers are first in, first out), so the log stays in order; a
 // flush follows all of them, so nothing that must be durable before an
 // effect is left behind.
-func (c *commits) behind() error {
+func (c *commits) behind(briefly bool) error {
 	if c.async == nil {
 		return c.flush()
 	}
@@ -74,7 +77,7 @@ func (c *commits) behind() error {
 	defer c.mu.Unlock()
 	switch {
 	case len(c.buf) == 0:
-	case c.inflight > 0:
+	case briefly || c.inflight > 0:
 		c.armLate()
 	default:
 		c.handOver()
@@ -82,19 +85,33 @@ func (c *commits) behind() error {
 	return nil
 }
 
-// armLate makes sure the buffer is handed over within commitGrace. mu held.
+// armLate makes sure the buffer is handed over within about commitGrace.
+// An armed timer is left alone: the buffer's oldest event set its
+// deadline. mu held.
 func (c *commits) armLate() {
-	if c.late == nil {
+	switch {
+	case c.armed:
+	case c.late == nil:
 		c.late = time.AfterFunc(commitGrace, c.handOverLate)
-		return
+	default:
+		c.late.Reset(commitGrace)
 	}
-	c.late.Reset(commitGrace) // the buffer is not older than the last arming
+	c.armed = true
 }
 
-// handOverLate hands over what waited commitGrace behind a commit in flight.
+// disarm stops the late handover: the buffer was taken. mu held.
+func (c *commits) disarm() {
+	if c.armed {
+		c.late.Stop()
+		c.armed = false
+	}
+}
+
+// handOverLate hands over what waited commitGrace.
 func (c *commits) handOverLate() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.armed = false
 	if len(c.buf) > 0 && !c.broken && c.inflight < maxInflight {
 		c.handOver()
 	}
@@ -102,6 +119,7 @@ func (c *commits) handOverLate() {
 
 // handOver gives the buffer to an asynchronous commit. mu held.
 func (c *commits) handOver() {
+	c.disarm()
 	evs := c.buf
 	c.buf = make([]Event, 0, max(8, len(evs)))
 	c.inflight++
@@ -117,9 +135,7 @@ func (c *commits) flush() error {
 	c.mu.Lock()
 	evs := c.buf
 	c.buf = nil
-	if c.late != nil {
-		c.late.Stop()
-	}
+	c.disarm()
 	c.mu.Unlock()
 	var err error
 	if len(evs) > 0 {

@@ -37,10 +37,14 @@ const (
 // commitFor makes durable what effect e needs durable before it starts.
 func (s *Session) commitFor(ctx context.Context, e effect) error {
 	switch e {
-	case effectModelCall, effectIdempotentTool:
+	case effectModelCall:
 		// Earlier events commit while the effect runs: a tool's result
 		// never waits behind the model.
-		return s.flushBehind(ctx)
+		return s.flushBehind(ctx, false)
+	case effectIdempotentTool:
+		// Tools are mostly quick: the events wait for the next model
+		// call's commit, or commitGrace if the tool takes longer.
+		return s.flushBehind(ctx, true)
 	}
 	return s.flush(ctx) // rule 1
 }

@@ -264,7 +264,8 @@ func (r *Runner) create(ctx context.Context, task Task, durable bool) (*Session,
 	}
 	commit := s.flush
 	if !durable {
-		commit = s.flushBehind
+		// The start travels with the first model call's commit.
+		commit = func(ctx context.Context) error { return s.flushBehind(ctx, true) }
 	}
 	if err := commit(ctx); err != nil {
 		r.release(s)

@@ -149,9 +149,9 @@ func (s *Session) flush(ctx context.Context) error {
 
 // flushBehind commits buffered events behind the session's next steps
 // when the log can (AsyncLog), else now; see commits.behind.
-func (s *Session) flushBehind(ctx context.Context) error {
+func (s *Session) flushBehind(ctx context.Context, briefly bool) error {
 	s.commitsFor(ctx)
-	return s.c.behind()
+	return s.c.behind(briefly)
 }
 
 // waitPending waits for every commit in flight.

@@ -141,6 +141,7 @@ type options struct {
 	probe, timeout          time.Duration
 	hold                    bool
 	cpuprofile, memprofile  string
+	heapprofile             string
 	memprofilerate          int
 }
 
@@ -158,8 +159,9 @@ func Main(newContender func() Contender) {
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "limit for the whole measurement")
 	flag.StringVar(&o.dir, "dir", "", "scratch directory (default: a new temporary one)")
 	flag.StringVar(&o.out, "out", "", "write the JSON result here (default: standard output)")
-	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the measured part")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the measured part (seq and conc)")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile after the measured part")
+	flag.StringVar(&o.heapprofile, "heapprofile", "", "conc: write a profile of the live heap when it is sampled (-probe or -hold)")
 	flag.IntVar(&o.memprofilerate, "memprofilerate", 0, "runtime.MemProfileRate while profiling (0: Go's default)")
 	flag.Parse()
 	if o.memprofilerate > 0 {
@@ -326,6 +328,10 @@ func concurrent(ctx context.Context, rt *Runtime, o options, res *Result) error 
 	var m0, m1, mp runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	g0 := runtime.NumGoroutine()
+	stopProfile, err := startProfile(o)
+	if err != nil {
+		return err
+	}
 	cpu0 := cpuTime()
 
 	ctl := &http.Client{Timeout: 30 * time.Second}
@@ -361,6 +367,12 @@ func concurrent(ctx context.Context, rt *Runtime, o options, res *Result) error 
 		runtime.ReadMemStats(&mp)
 		heapProbe = mp.HeapAlloc
 		res.ProbeAfterMs = float64(time.Since(t0)) / 1e6
+		if o.heapprofile != "" {
+			if f, err := os.Create(o.heapprofile); err == nil {
+				pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+		}
 	}
 	if o.hold {
 		held, err := waitHeld(ctx, ctl, o.server, int64(n), fails.count)
@@ -387,6 +399,9 @@ func concurrent(ctx context.Context, rt *Runtime, o options, res *Result) error 
 	cpu1 := cpuTime()
 	runtime.ReadMemStats(&m1)
 	peak, _ := procStatus("VmHWM")
+	if err := stopProfile(); err != nil {
+		return err
+	}
 
 	res.WallNs, res.CPUNs = wall.Nanoseconds(), (cpu1 - cpu0).Nanoseconds()
 	res.Mallocs, res.Bytes = m1.Mallocs-m0.Mallocs, m1.TotalAlloc-m0.TotalAlloc
