@@ -30,6 +30,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/agentloop/agentloop/store/postgres/pgtest"
 	"io"
 	"os"
 	"os/exec"
@@ -52,12 +53,16 @@ type contender struct {
 	Pkg    string   `json:"package"`
 	Args   []string `json:"args,omitempty"`
 	bin    string
+	optIn  bool // run only when named in -contenders
 }
 
 var all = []contender{
 	{Name: "baseline", Module: "main", Pkg: "./bench/compare/contenders/baseline"},
 	{Name: "agentloop-sqlite", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "sqlite"}},
 	{Name: "agentloop-memory", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "memory"}},
+	// Not run unless named in -contenders: it needs PostgreSQL's binaries
+	// (or $AGENTLOOP_BENCH_POSTGRES), and its server shares the CPUs.
+	{Name: "agentloop-postgres", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "postgres"}, optIn: true},
 	{Name: "openai-go", Module: "peers", Pkg: "./openaigo"},
 	{Name: "langchaingo", Module: "peers", Pkg: "./langchaingo"},
 	{Name: "langchaingo-agent", Module: "peers", Pkg: "./langchaingo-agent"},
@@ -128,7 +133,12 @@ func run(s settings, only, outDir, profDir string) error {
 	if err != nil {
 		return err
 	}
-	contenders := all
+	var contenders []contender
+	for _, c := range all {
+		if !c.optIn {
+			contenders = append(contenders, c)
+		}
+	}
 	if only != "" {
 		want := map[string]bool{"baseline": true}
 		for _, n := range strings.Split(only, ",") {
@@ -148,6 +158,15 @@ func run(s settings, only, outDir, profDir string) error {
 	}
 	for _, c := range contenders {
 		s.Contenders = append(s.Contenders, c.Name)
+		if c.Name == "agentloop-postgres" && os.Getenv("AGENTLOOP_BENCH_POSTGRES") == "" {
+			// One server for every round; each run makes its own database.
+			url, stop, err := pgtest.StartServer(true)
+			if err != nil {
+				return fmt.Errorf("agentloop-postgres: %w (or set AGENTLOOP_BENCH_POSTGRES=postgres://…)", err)
+			}
+			defer stop()
+			os.Setenv("AGENTLOOP_BENCH_POSTGRES", url)
+		}
 	}
 	tmp, err := os.MkdirTemp("", "compare")
 	if err != nil {

@@ -1,21 +1,29 @@
 // Command agentloop is the agentloop contender of the comparison: one
 // loop.Runner over the OpenAI-compatible provider (model/provider, non-
 // streaming: no OnDelta), the add tool in a tool.Registry (schema compiled
-// once), and either the durable SQLite store (every event written before
-// the loop goes on) or the in-memory store.
+// once), and either a durable store (SQLite, or PostgreSQL: every event
+// written) or the in-memory store.
 //
-//	agentloop -store sqlite|memory -server URL -mode seq|conc …
+//	agentloop -store sqlite|postgres|memory [-pg URL] -server URL -mode seq|conc …
+//
+// With -store postgres and no -pg (nor $AGENTLOOP_BENCH_POSTGRES), the
+// contender starts a PostgreSQL server of its own (pgtest.StartServer: the
+// installed binaries, fsync on, as in production) for the run.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentloop/agentloop/bench/compare/harness"
 	"github.com/agentloop/agentloop/bench/compare/workload"
@@ -23,6 +31,8 @@ import (
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/provider"
 	"github.com/agentloop/agentloop/store/memory"
+	"github.com/agentloop/agentloop/store/postgres"
+	"github.com/agentloop/agentloop/store/postgres/pgtest"
 	"github.com/agentloop/agentloop/store/sqlite"
 	"github.com/agentloop/agentloop/tool"
 )
@@ -34,15 +44,17 @@ type log interface {
 }
 
 func main() {
-	store := flag.String("store", "sqlite", "sqlite (durable, every event written) or memory")
+	store := flag.String("store", "sqlite", "sqlite or postgres (durable, every event written) or memory")
+	pg := flag.String("pg", os.Getenv("AGENTLOOP_BENCH_POSTGRES"), "-store postgres: a server's URL (postgres://…; a database is made for the run and dropped); empty: start a server of its own")
 	harness.Main(func() harness.Contender {
 		notes := map[string]string{
-			"sqlite": "loop.Runner + model/provider openai (non-streaming) + store/sqlite: every event durable",
-			"memory": "loop.Runner + model/provider openai (non-streaming) + store/memory",
+			"sqlite":   "loop.Runner + model/provider openai (non-streaming) + store/sqlite: every event durable",
+			"postgres": "loop.Runner + model/provider openai (non-streaming) + store/postgres (fsync on): every event durable",
+			"memory":   "loop.Runner + model/provider openai (non-streaming) + store/memory",
 		}
 		return harness.Contender{Name: "agentloop-" + *store, Notes: notes[*store],
 			New: func(ctx context.Context, env harness.Env) (*harness.Runtime, error) {
-				return newRuntime(ctx, env, *store)
+				return newRuntime(ctx, env, *store, *pg)
 			}}
 	})
 }
@@ -66,7 +78,7 @@ func addTool() tool.Tool {
 		})}
 }
 
-func newRuntime(_ context.Context, env harness.Env, store string) (*harness.Runtime, error) {
+func newRuntime(ctx context.Context, env harness.Env, store, pgURL string) (*harness.Runtime, error) {
 	var st log
 	dbPath := filepath.Join(env.Dir, "agentloop.db")
 	switch store {
@@ -76,10 +88,16 @@ func newRuntime(_ context.Context, env harness.Env, store string) (*harness.Runt
 			return nil, err
 		}
 		st = s
+	case "postgres":
+		s, err := openPostgres(ctx, pgURL)
+		if err != nil {
+			return nil, err
+		}
+		st = s
 	case "memory":
 		st = memory.New()
 	default:
-		return nil, fmt.Errorf("-store %q: want sqlite or memory", store)
+		return nil, fmt.Errorf("-store %q: want sqlite, postgres or memory", store)
 	}
 	m, err := provider.Open("openai/"+workload.ModelName, provider.Options{BaseURL: env.BaseURL, APIKey: workload.APIKey, HTTPClient: env.HTTPClient})
 	if err != nil {
@@ -136,4 +154,51 @@ func newRuntime(_ context.Context, env harness.Env, store string) (*harness.Runt
 		return out
 	}
 	return &harness.Runtime{Run: run, Close: closeFn, Stats: stats}, nil
+}
+
+// pgLog is a PostgreSQL store in a database made for the run: Close drops
+// the database, or stops the server when the run started it.
+type pgLog struct {
+	*postgres.Store
+	drop func() error
+}
+
+func (l pgLog) Close() error { return errors.Join(l.Store.Close(), l.drop()) }
+
+func openPostgres(ctx context.Context, url string) (log, error) {
+	stop := func() {}
+	if url == "" {
+		u, s, err := pgtest.StartServer(true)
+		if err != nil {
+			return nil, fmt.Errorf("-store postgres: %w (or pass -pg URL)", err)
+		}
+		url, stop = u, s
+	}
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("-store postgres: %w", err)
+	}
+	name := fmt.Sprintf("agentloop_bench_%d", os.Getpid())
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close(ctx)
+		stop()
+		return nil, fmt.Errorf("-store postgres: %w", err)
+	}
+	drop := func() error {
+		defer stop()
+		defer admin.Close(context.Background())
+		_, err := admin.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
+		return err
+	}
+	rest, query, _ := strings.Cut(url, "?")
+	dbURL := rest[:strings.LastIndex(rest, "/")] + "/" + name
+	if query != "" {
+		dbURL += "?" + query
+	}
+	s, err := postgres.Open(ctx, dbURL)
+	if err != nil {
+		return nil, errors.Join(err, drop())
+	}
+	return pgLog{Store: s, drop: drop}, nil
 }

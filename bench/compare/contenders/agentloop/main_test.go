@@ -2,19 +2,27 @@ package main
 
 import (
 	"net/http/httptest"
+	"os"
 	"testing"
 
 	"github.com/agentloop/agentloop/bench/compare/fake"
 	"github.com/agentloop/agentloop/bench/compare/harness"
 	"github.com/agentloop/agentloop/bench/compare/workload"
+	"github.com/agentloop/agentloop/store/postgres/pgtest"
 )
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func TestSessions(t *testing.T) {
 	srv := httptest.NewServer(fake.New(0))
 	defer srv.Close()
-	for _, store := range []string{"sqlite", "memory"} {
+	for _, store := range []string{"sqlite", "postgres", "memory"} {
 		t.Run(store, func(t *testing.T) {
-			rt, err := newRuntime(t.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: t.TempDir()}, store)
+			pg := ""
+			if store == "postgres" {
+				pg = pgtest.ServerURL(t)
+			}
+			rt, err := newRuntime(t.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: t.TempDir()}, store, pg)
 			if err != nil {
 				t.Fatal(err)
 			}
