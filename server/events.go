@@ -136,33 +136,52 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 			}
 			flusher.Flush()
 		case it, ok := <-logc:
-			if !ok {
-				return
-			}
-			if it.err != nil {
-				fmt.Fprintf(w, "event: error\ndata: %q\n\n", it.err.Error())
-				flusher.Flush()
-				return
-			}
-			b, err := s.enc.encode(it.ev)
-			if err != nil {
-				return
-			}
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", it.ev.Seq, it.ev.Type, b); err != nil {
-				return
-			}
-			if line, ok := tl.next(it.ev); ok {
-				lb, _ := json.Marshal(line)
-				if _, err := fmt.Fprintf(w, "event: tool_call\ndata: %s\n\n", lb); err != nil {
+			// Everything already waiting goes out with one flush: a
+			// commit delivers several events at once, and each flush is a
+			// write to the connection.
+			for {
+				if !ok {
+					flusher.Flush()
 					return
 				}
+				if end := s.writeEvent(w, it, &tl); end {
+					flusher.Flush()
+					return
+				}
+				select {
+				case it, ok = <-logc:
+					continue
+				default:
+				}
+				break
 			}
 			flusher.Flush()
-			if it.ev.Type == loop.TypeSessionEnded {
-				return
-			}
 		}
 	}
+}
+
+// writeEvent writes one item of a session's log to an event stream and
+// reports whether the stream ends with it (an error, a write that failed,
+// session.ended).
+func (s *Server) writeEvent(w http.ResponseWriter, it logItem, tl *timeline) (end bool) {
+	if it.err != nil {
+		fmt.Fprintf(w, "event: error\ndata: %q\n\n", it.err.Error())
+		return true
+	}
+	b, err := s.enc.encode(it.ev)
+	if err != nil {
+		return true
+	}
+	if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", it.ev.Seq, it.ev.Type, b); err != nil {
+		return true
+	}
+	if line, ok := tl.next(it.ev); ok {
+		lb, _ := json.Marshal(line)
+		if _, err := fmt.Fprintf(w, "event: tool_call\ndata: %s\n\n", lb); err != nil {
+			return true
+		}
+	}
+	return it.ev.Type == loop.TypeSessionEnded
 }
 
 // summaries streams the caller's sessions as summaries (Server-Sent
@@ -223,7 +242,9 @@ type logItem struct {
 // heartbeats and token deltas go out while it waits, and subscribes to
 // the session's deltas. Both channels end with ctx.
 func (s *Server) follow(ctx context.Context, id string, events iter.Seq2[loop.Event, error]) (<-chan logItem, <-chan feed.Delta) {
-	logc := make(chan logItem)
+	// Buffered so that the events of one commit are all waiting by the
+	// time the stream writes the first (see stream).
+	logc := make(chan logItem, 64)
 	go func() {
 		defer close(logc)
 		for ev, err := range events {
