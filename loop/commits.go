@@ -26,6 +26,7 @@ type commits struct {
 	broken   bool        // a commit failed: nothing more is handed over late
 	late     *time.Timer // hands the buffer over late (handOverLate)
 	armed    bool        // late is set to fire for events in the buffer
+	handed   time.Time   // when the buffer was last handed over
 	// pending receives the outcomes of the commits in flight, in order.
 	pending chan error
 }
@@ -56,11 +57,13 @@ func (c *commits) add(e Event) {
 // behind hands the buffer to a commit that overlaps the session's next
 // steps, when the log can commit behind (AsyncLog); otherwise it commits
 // now (flush). The buffer is kept instead, to be handed over at a later
-// step or commitGrace from now, whichever comes first, when an earlier
-// commit is still in flight or when the next step is expected to be brief:
-// a fast session commits several steps at a time, not one commit each, and
-// a step's events usually travel with the next model call's commit rather
-// than in a commit of their own.
+// step or commitGrace from now, whichever comes first, when the next step
+// is expected to be brief, or when the session is fast — it handed over
+// less than commitGrace ago and that commit is still in flight: a fast
+// session commits several steps at a time, not one commit each, and a
+// step's events usually travel with the next model call's commit rather
+// than in a commit of their own. A slow session's commit goes behind the
+// one in flight at once.
 //
 // Commits in flight complete in the order they were handed over (the
 // stores' writers are first in, first out), so the log stays in order; a
@@ -77,7 +80,7 @@ func (c *commits) behind(briefly bool) error {
 	defer c.mu.Unlock()
 	switch {
 	case len(c.buf) == 0:
-	case briefly || c.inflight > 0:
+	case briefly || c.inflight >= maxInflight || c.inflight > 0 && time.Since(c.handed) < commitGrace:
 		c.armLate()
 	default:
 		c.handOver()
@@ -123,6 +126,7 @@ func (c *commits) handOver() {
 	evs := c.buf
 	c.buf = make([]Event, 0, max(8, len(evs)))
 	c.inflight++
+	c.handed = time.Now()
 	c.async.AppendAsync(c.ctx, evs, func(err error) { c.pending <- err })
 }
 
