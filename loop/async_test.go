@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -405,6 +406,74 @@ func TestEventsReachTheLogWhileALongToolRuns(t *testing.T) {
 	st, err := sess.Wait(t.Context())
 	if err != nil || st.Status != loop.StatusCompleted {
 		t.Fatalf("%v %v", st.Status, err)
+	}
+	refold(t, e, st)
+}
+
+// checkingAsyncLog commits in the background after a delay, first in first
+// out, and checks at each commit that the events it was handed are still
+// the ones it was given: the runner reuses a handed buffer only once its
+// commit reported (AsyncLog).
+type checkingAsyncLog struct {
+	*memLog
+	delay   time.Duration
+	mu      sync.Mutex // held from AppendAsync's call, in call order
+	changed atomic.Int32
+	buffers sync.Map // *loop.Event (a buffer's first element) → handed over before
+	reused  atomic.Int32
+}
+
+func (l *checkingAsyncLog) AppendAsync(ctx context.Context, evs []loop.Event, done func(error)) {
+	if _, again := l.buffers.LoadOrStore(&evs[:1][0], true); again {
+		l.reused.Add(1)
+	}
+	given := slices.Clone(evs)
+	ticket := make(chan struct{})
+	go func() {
+		l.mu.Lock()
+		close(ticket)
+		defer l.mu.Unlock()
+		time.Sleep(l.delay)
+		if !slices.EqualFunc(evs, given, func(a, b loop.Event) bool { return a.Seq == b.Seq && a.Type == b.Type }) {
+			l.changed.Add(1)
+		}
+		done(l.memLog.Append(ctx, evs...))
+	}()
+	<-ticket
+}
+
+func (l *checkingAsyncLog) Append(ctx context.Context, evs ...loop.Event) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.memLog.Append(ctx, evs...)
+}
+
+func TestHandedEventsAreLeftAloneUntilTheirCommitReports(t *testing.T) {
+	e := newEnv()
+	log := &checkingAsyncLog{memLog: e.log, delay: 3 * time.Millisecond}
+	read := idem{tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+		time.Sleep(time.Millisecond)
+		return tool.Result{Output: "content"}, nil
+	})}
+	var replies []scripted.Step
+	for i := range 40 {
+		replies = append(replies, scripted.Call("read_file", fmt.Sprintf(`{"path":"f%d"}`, i)))
+	}
+	m := scripted.Replies(append(replies, scripted.Text("done"))...)
+	r, err := loop.New(loop.Config{Model: m, Tools: tool.MustRegistry(read), Log: log, Clock: e.clock.Now,
+		NewID: func() string { return "reuse" }, Limits: loop.Limits{MaxIterations: 60}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.Run(t.Context(), loop.Task{Prompt: "x"})
+	if err != nil || st.Status != loop.StatusCompleted {
+		t.Fatalf("%v %v", st.Status, err)
+	}
+	if n := log.changed.Load(); n > 0 {
+		t.Fatalf("%d commits found their events changed before they reported", n)
+	}
+	if log.reused.Load() == 0 {
+		t.Fatal("no buffer was handed over twice: the test did not exercise reuse")
 	}
 	refold(t, e, st)
 }

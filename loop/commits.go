@@ -20,15 +20,26 @@ type commits struct {
 	// happened is recorded even after a terminate.
 	ctx context.Context
 
-	mu       sync.Mutex
-	buf      []Event
+	mu  sync.Mutex
+	buf []Event
+	// spare is a buffer a commit gave back (see commitDone), taken by the
+	// next handover instead of a new one.
+	spare    []Event
 	inflight int         // commits handed over and not reported
 	broken   bool        // a commit failed: nothing more is handed over late
 	late     *time.Timer // hands the buffer over late (handOverLate)
 	armed    bool        // late is set to fire for events in the buffer
 	handed   time.Time   // when the buffer was last handed over
 	// pending receives the outcomes of the commits in flight, in order.
-	pending chan error
+	pending chan commitDone
+}
+
+// commitDone is a commit's outcome and the buffer it took: the log keeps
+// no reference to the events once it reports (AsyncLog), so the buffer is
+// used again.
+type commitDone struct {
+	err error
+	evs []Event
 }
 
 // maxInflight bounds the commits one session has in flight: a session that
@@ -44,12 +55,17 @@ const commitGrace = 2 * time.Millisecond
 func (c *commits) init(id string, log Log, ctx context.Context) {
 	c.id, c.log, c.ctx = id, log, context.WithoutCancel(ctx)
 	c.async, _ = log.(AsyncLog)
-	c.pending = make(chan error, maxInflight)
+	c.pending = make(chan commitDone, maxInflight)
 }
 
 // add buffers an event.
 func (c *commits) add(e Event) {
 	c.mu.Lock()
+	if c.buf == nil {
+		// Made here rather than at the handover: a session waiting on a
+		// long model call holds no empty buffer.
+		c.buf = make([]Event, 0, 8)
+	}
 	c.buf = append(c.buf, e)
 	c.mu.Unlock()
 }
@@ -124,10 +140,10 @@ func (c *commits) handOverLate() {
 func (c *commits) handOver() {
 	c.disarm()
 	evs := c.buf
-	c.buf = make([]Event, 0, max(8, len(evs)))
+	c.buf, c.spare = c.spare, nil
 	c.inflight++
 	c.handed = time.Now()
-	c.async.AppendAsync(c.ctx, evs, func(err error) { c.pending <- err })
+	c.async.AppendAsync(c.ctx, evs, func(err error) { c.pending <- commitDone{err, evs} })
 }
 
 // flush makes the buffer and every commit in flight durable. The buffer is
@@ -193,8 +209,8 @@ func (c *commits) waitOne() error {
 func (c *commits) reap() error {
 	for {
 		select {
-		case err := <-c.pending:
-			if err := c.reported(err); err != nil {
+		case d := <-c.pending:
+			if err := c.reported(d); err != nil {
 				return err
 			}
 		default:
@@ -203,14 +219,23 @@ func (c *commits) reap() error {
 	}
 }
 
-// reported accounts for one commit's outcome.
-func (c *commits) reported(err error) error {
+// reported accounts for one commit's outcome and keeps its buffer for the
+// next handover.
+func (c *commits) reported(d commitDone) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inflight--
-	if err != nil {
+	clear(d.evs) // drop the events for the garbage collector
+	if c.spare == nil && cap(d.evs) <= maxSpare {
+		c.spare = d.evs[:0]
+	}
+	if d.err != nil {
 		c.broken = true
-		return fmt.Errorf("session %s: saving events: %w", c.id, notSaved{err})
+		return fmt.Errorf("session %s: saving events: %w", c.id, notSaved{d.err})
 	}
 	return nil
 }
+
+// maxSpare bounds the buffer kept for reuse: one that grew in a burst of
+// events is left to the garbage collector.
+const maxSpare = 64

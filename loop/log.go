@@ -26,6 +26,8 @@ type Log interface {
 // committed without delay, and with it everything appended before it. The
 // runner uses AppendAsync to overlap commits with its next steps; it never
 // runs a non-idempotent tool before every earlier append has succeeded.
+// The log keeps no reference to the events slice once it calls done (a
+// watcher gets a copy): the runner fills it again with later events.
 type AsyncLog interface {
 	Log
 	AppendAsync(ctx context.Context, events []Event, done func(error))
