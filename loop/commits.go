@@ -22,9 +22,9 @@ type commits struct {
 
 	mu  sync.Mutex
 	buf []Event
-	// spare is a buffer a commit gave back (see commitDone), taken by the
-	// next handover instead of a new one.
-	spare    []Event
+	// bufp is buf's slot in eventBuffers: it travels with the buffer to
+	// the commit and back to the pool when the commit reports.
+	bufp     *[]Event
 	inflight int         // commits handed over and not reported
 	broken   bool        // a commit failed: nothing more is handed over late
 	late     *time.Timer // hands the buffer over late (handOverLate)
@@ -40,6 +40,27 @@ type commits struct {
 type commitDone struct {
 	err error
 	evs []Event
+	p   *[]Event
+}
+
+// eventBuffers holds the buffers sessions collect events in between
+// handovers. A buffer goes to a commit and comes back when it reports; one
+// that grew to a burst of events is kept for the next session rather than
+// grown again there.
+var eventBuffers = sync.Pool{New: func() any { return new([]Event) }}
+
+// maxPooledEvents bounds the buffers kept: one that grew in a rare flood of
+// events is left to the garbage collector.
+const maxPooledEvents = 256
+
+// putEventBuffer empties evs and returns it to the pool in slot p.
+func putEventBuffer(p *[]Event, evs []Event) {
+	clear(evs) // drop the events for the garbage collector
+	if p == nil || cap(evs) > maxPooledEvents {
+		return
+	}
+	*p = evs[:0]
+	eventBuffers.Put(p)
 }
 
 // maxInflight bounds the commits one session has in flight: a session that
@@ -61,10 +82,14 @@ func (c *commits) init(id string, log Log, ctx context.Context) {
 // add buffers an event.
 func (c *commits) add(e Event) {
 	c.mu.Lock()
-	if c.buf == nil {
-		// Made here rather than at the handover: a session waiting on a
+	if c.bufp == nil {
+		// Taken here rather than at the handover: a session waiting on a
 		// long model call holds no empty buffer.
-		c.buf = make([]Event, 0, 8)
+		c.bufp = eventBuffers.Get().(*[]Event)
+		c.buf = (*c.bufp)[:0]
+		if cap(c.buf) == 0 {
+			c.buf = make([]Event, 0, 8)
+		}
 	}
 	c.buf = append(c.buf, e)
 	c.mu.Unlock()
@@ -139,11 +164,11 @@ func (c *commits) handOverLate() {
 // handOver gives the buffer to an asynchronous commit. mu held.
 func (c *commits) handOver() {
 	c.disarm()
-	evs := c.buf
-	c.buf, c.spare = c.spare, nil
+	evs, p := c.buf, c.bufp
+	c.buf, c.bufp = nil, nil
 	c.inflight++
 	c.handed = time.Now()
-	c.async.AppendAsync(c.ctx, evs, func(err error) { c.pending <- commitDone{err, evs} })
+	c.async.AppendAsync(c.ctx, evs, func(err error) { c.pending <- commitDone{err, evs, p} })
 }
 
 // flush makes the buffer and every commit in flight durable. The buffer is
@@ -153,8 +178,8 @@ func (c *commits) handOver() {
 // AsyncLog).
 func (c *commits) flush() error {
 	c.mu.Lock()
-	evs := c.buf
-	c.buf = nil
+	evs, p := c.buf, c.bufp
+	c.buf, c.bufp = nil, nil
 	c.disarm()
 	c.mu.Unlock()
 	var err error
@@ -173,11 +198,16 @@ func (c *commits) flush() error {
 	if err != nil {
 		c.broken = true
 		c.buf = append(evs, c.buf...) // kept: nothing recorded is dropped
+		if c.bufp == nil {
+			c.bufp = p
+		}
 		return err
 	}
-	if len(c.buf) == 0 {
+	if c.bufp == nil {
 		clear(evs) // the store keeps none of them after a plain Append
-		c.buf = evs[:0]
+		c.buf, c.bufp = evs[:0], p
+	} else {
+		putEventBuffer(p, evs)
 	}
 	return nil
 }
@@ -225,10 +255,7 @@ func (c *commits) reported(d commitDone) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inflight--
-	clear(d.evs) // drop the events for the garbage collector
-	if c.spare == nil && cap(d.evs) <= maxSpare {
-		c.spare = d.evs[:0]
-	}
+	putEventBuffer(d.p, d.evs)
 	if d.err != nil {
 		c.broken = true
 		return fmt.Errorf("session %s: saving events: %w", c.id, notSaved{d.err})
@@ -236,6 +263,14 @@ func (c *commits) reported(d commitDone) error {
 	return nil
 }
 
-// maxSpare bounds the buffer kept for reuse: one that grew in a burst of
-// events is left to the garbage collector.
-const maxSpare = 64
+// close returns the empty buffer to the pool once the session stopped
+// running here. Commits still in flight return theirs when they report.
+func (c *commits) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.disarm()
+	if len(c.buf) == 0 && c.bufp != nil {
+		putEventBuffer(c.bufp, c.buf)
+		c.buf, c.bufp = nil, nil
+	}
+}

@@ -194,6 +194,7 @@ func (s *Session) prepare(ctx context.Context) func() {
 		defer s.r.release(s)
 		defer cancel(nil)
 		s.err = s.run(runCtx)
+		s.c.close()
 	}
 }
 
