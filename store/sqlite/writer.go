@@ -225,7 +225,7 @@ func (w *writer) add(batch []*request) {
 	}
 	for i := from; i < len(w.taken); i++ {
 		var fatal error
-		if w.errs[i], fatal = w.writeRequest(ctx, w.taken[i]); fatal != nil {
+		if w.errs[i], fatal = w.writeRequest(ctx, w.taken[i], true); fatal != nil {
 			w.rollback(ctx)
 			w.fail(fatal)
 			return
@@ -331,7 +331,12 @@ func (w *writer) rollback(ctx context.Context) {
 // the events are inserted, so a request for one session that fails that
 // check has written nothing. Only a request spanning several sessions needs
 // a savepoint to undo the sessions already written.
-func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal error) {
+//
+// A new session's first append (one session, from event 1, not cached) is
+// written without reading the session first when guessNew is set: its
+// row is inserted only if none exists, so a session that does exist
+// writes nothing, and the request is then written again, reading it.
+func (w *writer) writeRequest(ctx context.Context, r *request, guessNew bool) (reqErr, fatal error) {
 	for _, run := range r.Runs {
 		if !r.Fenced {
 			break
@@ -345,8 +350,15 @@ func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal er
 			return fmt.Errorf("sqlite store %s: append to session %s with lease token %d (current %d): %w", w.path, run.SessionID, r.Token, tok, store.ErrLeaseLost), nil
 		}
 	}
+	guessed := false
 	sums, stored, reqErr, fatal := r.Position(
-		func(id string, fresh bool) (loop.Summary, error) { return w.summary(ctx, id, fresh) },
+		func(id string, fresh bool) (loop.Summary, error) {
+			if _, cached := w.cache[id]; guessNew && !fresh && !cached && len(r.Runs) == 1 && r.Runs[0].First == 1 {
+				guessed = true
+				return loop.Summary{}, nil
+			}
+			return w.summary(ctx, id, fresh)
+		},
 		func(run appendcheck.Run, data [][]byte, last int64) (bool, error) {
 			return w.alreadyStored(ctx, run, data, last)
 		})
@@ -381,6 +393,11 @@ func (w *writer) writeRequest(ctx context.Context, r *request) (reqErr, fatal er
 		}
 		if err != nil {
 			return nil, err // fatal: inserts only fail when the database does
+		}
+		if guessed {
+			// The session exists: nothing was written (one run, no
+			// savepoint); write the request as any other.
+			return w.writeRequest(ctx, r, false)
 		}
 		sum, err := w.summary(ctx, run.SessionID, true)
 		if err != nil {

@@ -684,6 +684,24 @@ func (s Suite) testReopen(t *testing.T) {
 	}
 	requireSummaries(t, after, before)
 
+	// A session's first events, sent again to a store that has not read
+	// the session since it opened: a retry succeeds and writes nothing,
+	// anything else at event 1 is a conflict.
+	if err := st.Append(t.Context(), fake[:2]...); err != nil {
+		t.Fatalf("a retry of the first events after reopen: %v", err)
+	}
+	st = s.Reopen(t, st)
+	t.Cleanup(func() { st.Close() })
+	if err := st.Append(t.Context(), other(fake[0])); !errors.Is(err, store.ErrSeqConflict) {
+		t.Fatalf("another first event after reopen: got %v, want ErrSeqConflict", err)
+	}
+	st = s.Reopen(t, st)
+	t.Cleanup(func() { st.Close() })
+	if err := st.Append(t.Context(), fake[:8]...); !errors.Is(err, store.ErrSeqConflict) {
+		t.Fatalf("a replay from event 1 past the log's end after reopen: got %v, want ErrSeqConflict", err)
+	}
+	requireEvents(t, mustLoad(t, st, "reopen-fake"), fake[:7])
+
 	// The log continues where it stopped, and its end is still enforced.
 	if err := st.Append(t.Context(), other(fake[6])); !errors.Is(err, store.ErrSeqConflict) {
 		t.Fatalf("another event at the last seq after reopen: got %v, want ErrSeqConflict", err)
