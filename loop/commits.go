@@ -75,6 +75,9 @@ const commitGrace = 2 * time.Millisecond
 
 func (c *commits) init(id string, log Log, ctx context.Context) {
 	c.id, c.log, c.ctx = id, log, context.WithoutCancel(ctx)
+	// As if handed over now: what a session records first waits up to
+	// commitGrace for company, as later events do.
+	c.handed = time.Now()
 	c.async, _ = log.(AsyncLog)
 	c.pending = make(chan commitDone, maxInflight)
 }
@@ -98,13 +101,13 @@ func (c *commits) add(e Event) {
 // behind hands the buffer to a commit that overlaps the session's next
 // steps, when the log can commit behind (AsyncLog); otherwise it commits
 // now (flush). The buffer is kept instead, to be handed over at a later
-// step or commitGrace from now, whichever comes first, when the next step
-// is expected to be brief, or when the session is fast — it handed over
-// less than commitGrace ago and that commit is still in flight: a fast
-// session commits several steps at a time, not one commit each, and a
-// step's events usually travel with the next model call's commit rather
-// than in a commit of their own. A slow session's commit goes behind the
-// one in flight at once.
+// step or commitGrace after its first event, whichever comes first, when
+// the next step is expected to be brief, or when the session is fast — it
+// handed over (or began) less than commitGrace ago: a fast session commits
+// several steps at a time, not one commit each (a session shorter than
+// commitGrace, once at its end), and a step's events usually travel with
+// the next model call's commit rather than in a commit of their own. A
+// slow session's events go behind the commit in flight at once.
 //
 // Commits in flight complete in the order they were handed over (the
 // stores' writers are first in, first out), so the log stays in order; a
@@ -121,7 +124,7 @@ func (c *commits) behind(briefly bool) error {
 	defer c.mu.Unlock()
 	switch {
 	case len(c.buf) == 0:
-	case briefly || c.inflight >= maxInflight || c.inflight > 0 && time.Since(c.handed) < commitGrace:
+	case briefly || c.inflight >= maxInflight || time.Since(c.handed) < commitGrace:
 		c.armLate()
 	default:
 		c.handOver()
