@@ -5,7 +5,9 @@
 //   - one append-only events table keyed (tenant, session, seq), with the
 //     session's summary row updated in the same transaction;
 //   - appends from every session of this process are group-committed by one
-//     writer goroutine, many per transaction; a session's row is updated
+//     writer goroutine, many per transaction — in the common case (each
+//     append continues a log where this writer left it, or begins one) the
+//     whole transaction is one round trip; a session's row is updated
 //     only if its log still ends where the writer thinks, so two processes
 //     can never interleave a log;
 //   - fenced appends check the lease token under a row lock that an

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -131,16 +132,33 @@ func (w *writer) write(batch []*request) {
 	}
 	errs := make([]error, len(w.taken))
 	wrote := make([][]bool, len(w.taken)) // wrote[i][k]: run k of request i was written now
-	if err := w.writeAll(context.Background(), errs, wrote); err != nil {
-		for _, r := range w.taken {
-			for _, run := range r.Runs {
+	fail := func(idx []int, err error) {
+		for _, i := range idx {
+			for _, run := range w.taken[i].Runs {
 				delete(w.cache, run.SessionID)
 			}
-		}
-		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = err
 			}
+		}
+	}
+	ctx := context.Background()
+	idx := make([]int, len(w.taken))
+	for i := range idx {
+		idx[i] = i
+	}
+	if w.oneTrip() {
+		stale, err := w.writeOneTrip(ctx, wrote)
+		if err != nil {
+			fail(idx, err)
+			idx = nil
+		} else {
+			idx = stale // written again below, reading what they need
+		}
+	}
+	if len(idx) > 0 {
+		if err := w.writeAll(ctx, errs, wrote, idx); err != nil {
+			fail(idx, err)
 		}
 	}
 	if w.s.watchers.Any() {
@@ -196,7 +214,97 @@ func (w *writer) connection(ctx context.Context) (*pgxpool.Conn, error) {
 	return conn, nil
 }
 
-func (w *writer) writeAll(ctx context.Context, errs []error, wrote [][]bool) error {
+// oneTrip reports whether every request of the batch can be written in one
+// round trip (writeOneTrip): one session each, continuing its log where the
+// writer last left it, or beginning a session.
+func (w *writer) oneTrip() bool {
+	planned := map[string]int64{}
+	for _, r := range w.taken {
+		if len(r.Runs) != 1 {
+			return false
+		}
+		run := r.Runs[0]
+		last, ok := planned[run.SessionID]
+		if !ok {
+			last = w.cache[run.SessionID].LastSeq // 0 for a session not cached
+		}
+		if run.First != last+1 {
+			return false
+		}
+		planned[run.SessionID] = run.Last
+	}
+	return true
+}
+
+// writeOneTrip writes the batch in one round trip: each append is one
+// statement (appendStatement) that also tells listening servers when it
+// wrote, all of them sent as one pipeline, which PostgreSQL runs as one
+// implicit transaction — committed whole, or not at all, when the pipeline
+// ends. A session not cached is taken to be new. An append that wrote
+// nothing — the log moved on elsewhere, the lease changed hands, the
+// session exists already — is returned in stale, untouched, to be written
+// again by writeAll, which reads what it needs.
+func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int, err error) {
+	conn, err := w.connection(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var b pgx.Batch
+	planned := map[string]loop.Summary{}
+	sums := make([]loop.Summary, len(w.taken))
+	for i, r := range w.taken {
+		run := r.Runs[0]
+		sum, ok := planned[run.SessionID]
+		if !ok {
+			sum = w.cache[run.SessionID]
+		}
+		q, args, next := appendStatement(r, run, r.Data[0], sum)
+		n, _ := json.Marshal(notice{Origin: w.s.origin, Tenant: next.Tenant, ID: run.SessionID, Seq: run.Last})
+		b.Queue(notifying(q), append(args, string(n))...)
+		planned[run.SessionID], sums[i] = next, next
+	}
+	br := conn.SendBatch(ctx, &b)
+	moved := map[string]bool{}
+	for i, r := range w.taken {
+		var n int64
+		if err := br.QueryRow().Scan(&n); err != nil {
+			br.Close()
+			return nil, w.s.errf("append: %w", err)
+		}
+		run := r.Runs[0]
+		wrote[i] = []bool{n == int64(len(run.Events)) && !moved[run.SessionID]}
+		if !wrote[i][0] {
+			moved[run.SessionID] = true // later appends of it wrote nothing either
+			stale = append(stale, i)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return nil, w.s.errf("commit: %w", err)
+	}
+	for i, r := range w.taken {
+		if wrote[i][0] {
+			w.cache[r.Runs[0].SessionID] = sums[i]
+		} else {
+			delete(w.cache, r.Runs[0].SessionID)
+		}
+	}
+	return stale, nil
+}
+
+// notifying turns an appendStatement into one that returns how many events
+// it inserted and, when it inserted any, notifies channel with the last
+// argument (delivered on commit, in commit order, to every server
+// listening).
+func notifying(q string) string {
+	return strings.Replace(q, "\nINSERT INTO events", ",\nins AS (INSERT INTO events", 1) + ` RETURNING 1),
+n AS (SELECT count(*) AS c FROM ins),
+told AS (SELECT pg_notify('` + channel + `', $23) FROM n WHERE c > 0)
+SELECT c FROM n, (SELECT count(*) FROM told) AS t`
+}
+
+// writeAll writes the requests idx of the batch in a transaction of its
+// own, in as few round trips as their kinds allow.
+func (w *writer) writeAll(ctx context.Context, errs []error, wrote [][]bool, idx []int) error {
 	conn, err := w.connection(ctx)
 	if err != nil {
 		return err
@@ -207,7 +315,8 @@ func (w *writer) writeAll(ctx context.Context, errs []error, wrote [][]bool) err
 	}
 	defer tx.Rollback(ctx)
 	p := pipeline{w: w, tx: tx, errs: errs, wrote: wrote, planned: map[string]loop.Summary{}}
-	for i, r := range w.taken {
+	for _, i := range idx {
+		r := w.taken[i]
 		wrote[i] = make([]bool, len(r.Runs))
 		if err := p.add(ctx, i, r); err != nil {
 			return err
@@ -217,7 +326,8 @@ func (w *writer) writeAll(ctx context.Context, errs []error, wrote [][]bool) err
 		return err
 	}
 	var notices []string
-	for i, r := range w.taken {
+	for _, i := range idx {
+		r := w.taken[i]
 		if errs[i] != nil {
 			continue
 		}
