@@ -419,14 +419,12 @@ func TestEventsReachTheLogWhileALongToolRuns(t *testing.T) {
 	refold(t, e, st)
 }
 
-// checkingAsyncLog commits in the background after a delay, first in first
-// out, and checks at each commit that the events it was handed are still
-// the ones it was given: the runner reuses a handed buffer only once its
-// commit reported (AsyncLog).
+// checkingAsyncLog is a slowAsyncLog that checks, when each commit
+// reports, that the events it was handed are still the ones it was given:
+// the runner reuses a handed buffer only once its commit reported
+// (AsyncLog).
 type checkingAsyncLog struct {
-	*memLog
-	delay   time.Duration
-	mu      sync.Mutex // held from AppendAsync's call, in call order
+	slowAsyncLog
 	changed atomic.Int32
 	buffers sync.Map // *loop.Event (a buffer's first element) → handed over before
 	reused  atomic.Int32
@@ -437,29 +435,17 @@ func (l *checkingAsyncLog) AppendAsync(ctx context.Context, evs []loop.Event, do
 		l.reused.Add(1)
 	}
 	given := slices.Clone(evs)
-	ticket := make(chan struct{})
-	go func() {
-		l.mu.Lock()
-		close(ticket)
-		defer l.mu.Unlock()
-		time.Sleep(l.delay)
+	l.slowAsyncLog.AppendAsync(ctx, evs, func(err error) {
 		if !slices.EqualFunc(evs, given, func(a, b loop.Event) bool { return a.Seq == b.Seq && a.Type == b.Type }) {
 			l.changed.Add(1)
 		}
-		done(l.memLog.Append(ctx, evs...))
-	}()
-	<-ticket
-}
-
-func (l *checkingAsyncLog) Append(ctx context.Context, evs ...loop.Event) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.memLog.Append(ctx, evs...)
+		done(err)
+	})
 }
 
 func TestHandedEventsAreLeftAloneUntilTheirCommitReports(t *testing.T) {
 	e := newEnv()
-	log := &checkingAsyncLog{memLog: e.log, delay: 3 * time.Millisecond}
+	log := &checkingAsyncLog{slowAsyncLog: slowAsyncLog{memLog: e.log, delay: 3 * time.Millisecond, mu: new(sync.Mutex)}}
 	read := idem{tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
 		time.Sleep(time.Millisecond)
 		return tool.Result{Output: "content"}, nil
