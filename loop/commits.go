@@ -252,8 +252,8 @@ func (c *commits) reap() error {
 	}
 }
 
-// reported accounts for one commit's outcome and keeps its buffer for the
-// next handover.
+// reported accounts for one commit's outcome and returns its buffer to the
+// pool.
 func (c *commits) reported(d commitDone) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -266,12 +266,12 @@ func (c *commits) reported(d commitDone) error {
 	return nil
 }
 
-// close returns the empty buffer to the pool once the session stopped
-// running here. Commits still in flight return theirs when they report.
+// close returns the buffer to the pool, when empty, once the session
+// stopped running here (events still buffered are left to the late
+// handover). Commits still in flight return theirs when they report.
 func (c *commits) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.disarm()
 	if len(c.buf) == 0 && c.bufp != nil {
 		putEventBuffer(c.bufp, c.buf)
 		c.buf, c.bufp = nil, nil
