@@ -20,15 +20,15 @@ func (c *Dialogue) apply(e Event) {
 		}
 		c.Conversation = append(c.Conversation, model.Message{Role: model.RoleUser, Content: d.Task})
 	case *ModelResponded:
-		c.Conversation = append(c.Conversation, model.Message{
+		c.Conversation = appendSteady(c.Conversation, model.Message{
 			Role: model.RoleAssistant, Content: d.Text, ToolCalls: d.ToolCalls, Reasoning: d.Reasoning,
-		})
+		}, 8)
 	case *ToolFinished:
-		c.Conversation = append(c.Conversation, model.Message{
+		c.Conversation = appendSteady(c.Conversation, model.Message{
 			Role: model.RoleTool, Content: d.Output, ToolCallID: d.CallID, ToolName: d.Name, IsError: d.IsError,
-		})
+		}, 8)
 	case *MessageAdded:
-		c.Conversation = append(c.Conversation, model.Message{Role: d.Role, Content: d.Content})
+		c.Conversation = appendSteady(c.Conversation, model.Message{Role: d.Role, Content: d.Content}, 8)
 	case *ConversationCondensed:
 		c.Conversation = condensed(c.Conversation, d)
 	}

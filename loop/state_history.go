@@ -16,7 +16,7 @@ type History struct {
 func (h *History) apply(e Event) {
 	switch d := e.Data.(type) {
 	case *IterationStarted:
-		h.Iterations = append(h.Iterations, Iteration{N: d.N, StartedAt: e.Time, Status: IterationInProgress})
+		h.Iterations = appendSteady(h.Iterations, Iteration{N: d.N, StartedAt: e.Time, Status: IterationInProgress}, 4)
 	case *ModelResponded:
 		it := h.current()
 		if it == nil {
@@ -26,7 +26,14 @@ func (h *History) apply(e Event) {
 		it.Error = "" // an earlier attempt's error was retried away
 		it.Usage = it.Usage.Add(d.Usage)
 		it.CostUSD += d.CostUSD
+		if it.Messages == nil {
+			// Room for the reply and a result for each call it makes.
+			it.Messages = make([]MessageRecord, 0, 1+len(d.ToolCalls))
+		}
 		it.Messages = append(it.Messages, MessageRecord{ID: msgID(e), Role: model.RoleAssistant, Content: d.Text, Time: e.Time})
+		if it.ToolCalls == nil && len(d.ToolCalls) > 0 {
+			it.ToolCalls = make([]ToolCallRecord, 0, len(d.ToolCalls))
+		}
 		for _, c := range d.ToolCalls {
 			it.ToolCalls = append(it.ToolCalls, ToolCallRecord{ID: c.ID, Name: c.Name, Input: c.Arguments, Time: e.Time, Status: ToolPending})
 		}
