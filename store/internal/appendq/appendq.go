@@ -37,8 +37,10 @@ const (
 
 // New checks and encodes events for an append; the outcome goes to done
 // or, when done is nil, to notify. A nil request and error mean there is
-// nothing to write. Encoding happens on the caller's goroutine, so many
-// sessions encode in parallel and the writer only writes.
+// nothing to write. An append someone waits for (done) is encoded here, on
+// the caller's goroutine, so many callers encode in parallel; one nobody
+// waits for (notify: a session committing behind its next steps) is
+// encoded by the writer as it takes it, off the session's way.
 func New(ctx context.Context, events []loop.Event, fenced bool, token int64, done chan<- error, notify func(error)) (*Request, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -50,16 +52,32 @@ func New(ctx context.Context, events []loop.Event, fenced bool, token int64, don
 	if err != nil {
 		return nil, err
 	}
-	r := &Request{Ctx: ctx, Runs: runs, Data: make([][][]byte, len(runs)), Fenced: fenced, Token: token, done: done, notify: notify}
-	for i, run := range runs {
-		r.Data[i] = make([][]byte, len(run.Events))
-		for j, e := range run.Events {
-			if r.Data[i][j], err = e.EncodeData(); err != nil {
-				return nil, err
-			}
+	r := &Request{Ctx: ctx, Runs: runs, Fenced: fenced, Token: token, done: done, notify: notify}
+	if done != nil {
+		if err := r.encode(); err != nil {
+			return nil, err
 		}
 	}
 	return r, nil
+}
+
+// encode fills Data, once.
+func (r *Request) encode() error {
+	if r.Data != nil || len(r.Runs) == 0 {
+		return nil
+	}
+	data := make([][][]byte, len(r.Runs))
+	for i, run := range r.Runs {
+		data[i] = make([][]byte, len(run.Events))
+		for j, e := range run.Events {
+			var err error
+			if data[i][j], err = e.EncodeData(); err != nil {
+				return err
+			}
+		}
+	}
+	r.Data = data
+	return nil
 }
 
 // Op is a request that is not an append (the store says what it does),
@@ -77,8 +95,9 @@ func (r *Request) Finish(err error) {
 	r.done <- err
 }
 
-// Take claims a queued request for the writer, which must then Finish it.
-// A request whose caller's context ended while it was queued is finished
+// Take claims a queued request for the writer, which must then Finish it,
+// and encodes it if New did not. A request whose caller's context ended
+// while it was queued, or whose events cannot be encoded, is finished
 // here, unwritten, and Take reports false.
 func (r *Request) Take() bool {
 	if err := r.Ctx.Err(); err != nil {
@@ -87,7 +106,14 @@ func (r *Request) Take() bool {
 		}
 		return false
 	}
-	return r.state.CompareAndSwap(queued, taken)
+	if !r.state.CompareAndSwap(queued, taken) {
+		return false
+	}
+	if err := r.encode(); err != nil {
+		r.Finish(err)
+		return false
+	}
+	return true
 }
 
 // Wait waits for the outcome of a request that reports to done. When ctx
