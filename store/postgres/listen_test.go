@@ -43,7 +43,7 @@ func TestWatchersHearOtherServers(t *testing.T) {
 			}
 		}
 	}
-	events := storetest.FakeEvents("w", 1, 10)
+	events := storetest.FakeEvents("w", 1, 12)
 	if err := a.Append(t.Context(), events[:3]...); err != nil {
 		t.Fatal(err)
 	}
@@ -64,10 +64,35 @@ func TestWatchersHearOtherServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(6)
-	if err := a.Append(t.Context(), events[6:]...); err != nil {
+	if err := a.Append(t.Context(), events[6:10]...); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(10)
+
+	// b never wrote this session, so it reads the session before it
+	// writes (its slower path): a hears of that append too.
+	fromB := make(chan store.Notice, 100)
+	stopA := a.Watch(func(n store.Notice) {
+		select {
+		case fromB <- n:
+		default:
+		}
+	})
+	defer stopA()
+	if err := b.Append(t.Context(), events[10:]...); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case n := <-fromB:
+			if n.SessionID == "w" && n.Seq == 12 {
+				return
+			}
+		case <-deadline:
+			t.Fatal("no notice of an append written by the other store's slower path")
+		}
+	}
 }
 
 // A server's own commits reach its watchers with their events.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -237,8 +236,7 @@ func (w *writer) oneTrip() bool {
 }
 
 // writeOneTrip writes the batch in one round trip: each append is one
-// statement (appendStatement) that also tells listening servers when it
-// wrote, all of them sent as one pipeline, which PostgreSQL runs as one
+// statement (appendStatement), all of them sent as one pipeline, which PostgreSQL runs as one
 // implicit transaction — committed whole, or not at all, when the pipeline
 // ends. A session not cached is taken to be new. An append that wrote
 // nothing — the log moved on elsewhere, the lease changed hands, the
@@ -258,9 +256,8 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 		if !ok {
 			sum = w.cache[run.SessionID]
 		}
-		q, args, next := appendStatement(r, run, r.Data[0], sum)
-		n, _ := json.Marshal(notice{Origin: w.s.origin, Tenant: next.Tenant, ID: run.SessionID, Seq: run.Last})
-		b.Queue(notifying(q), append(args, string(n))...)
+		q, args, next := w.appendStatement(r, run, r.Data[0], sum)
+		b.Queue(q, args...)
 		planned[run.SessionID], sums[i] = next, next
 	}
 	br := conn.SendBatch(ctx, &b)
@@ -291,17 +288,6 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 	return stale, nil
 }
 
-// notifying turns an appendStatement into one that returns how many events
-// it inserted and, when it inserted any, notifies channel with the last
-// argument (delivered on commit, in commit order, to every server
-// listening).
-func notifying(q string) string {
-	return strings.Replace(q, "\nINSERT INTO events", ",\nins AS (INSERT INTO events", 1) + ` RETURNING 1),
-n AS (SELECT count(*) AS c FROM ins),
-told AS (SELECT pg_notify('` + channel + `', $23) FROM n WHERE c > 0)
-SELECT c FROM n, (SELECT count(*) FROM told) AS t`
-}
-
 // writeAll writes the requests idx of the batch in a transaction of its
 // own, in as few round trips as their kinds allow.
 func (w *writer) writeAll(ctx context.Context, errs []error, wrote [][]bool, idx []int) error {
@@ -324,25 +310,6 @@ func (w *writer) writeAll(ctx context.Context, errs []error, wrote [][]bool, idx
 	}
 	if err := p.flush(ctx); err != nil {
 		return err
-	}
-	var notices []string
-	for _, i := range idx {
-		r := w.taken[i]
-		if errs[i] != nil {
-			continue
-		}
-		for k, run := range r.Runs {
-			if wrote[i][k] {
-				b, _ := json.Marshal(notice{Origin: w.s.origin, Tenant: w.cache[run.SessionID].Tenant, ID: run.SessionID, Seq: run.Last})
-				notices = append(notices, string(b))
-			}
-		}
-	}
-	if len(notices) > 0 {
-		// Delivered on commit, in commit order, to every server listening.
-		if _, err := tx.Exec(ctx, `SELECT pg_notify('`+channel+`', n) FROM unnest($1::text[]) AS n`, notices); err != nil {
-			return w.s.errf("notify: %w", err)
-		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return w.s.errf("commit: %w", err)
@@ -378,7 +345,7 @@ func (p *pipeline) add(ctx context.Context, i int, r *request) error {
 			sum, ok = p.w.cache[run.SessionID]
 		}
 		if ok && run.First == sum.LastSeq+1 {
-			q, args, next := appendStatement(r, run, r.Data[0], sum)
+			q, args, next := p.w.appendStatement(r, run, r.Data[0], sum)
 			sum = next
 			p.batch.Queue(q, args...)
 			p.queued = append(p.queued, queuedAppend{i: i, sum: sum})
@@ -404,14 +371,14 @@ func (p *pipeline) flush(ctx context.Context) error {
 	br := p.tx.SendBatch(ctx, &p.batch)
 	failed := map[string]bool{}
 	for _, q := range p.queued {
-		tag, err := br.Exec()
-		if err != nil {
+		var n int64
+		if err := br.QueryRow().Scan(&n); err != nil {
 			br.Close()
 			return p.w.s.errf("append: %w", err)
 		}
 		r := p.w.taken[q.i]
 		run := r.Runs[0]
-		if tag.RowsAffected() == int64(len(run.Events)) && !failed[run.SessionID] {
+		if n == int64(len(run.Events)) && !failed[run.SessionID] {
 			p.wrote[q.i][0] = true
 			p.w.cache[run.SessionID] = q.sum
 			continue
@@ -459,11 +426,14 @@ var errStale = errors.New("stale")
 // summary row if its log still ends at prev — and, for a fenced append, if
 // the lease token is still the caller's, locking the lease row so no
 // other server can take it before this commits — and inserts the events
-// only then. It affects len(run.Events) rows or none.
+// only then. It returns how many events it inserted, len(run.Events) or
+// none, and when it inserted them it notifies channel (delivered on
+// commit, in commit order, to every server listening; dropped with the
+// transaction or savepoint it was made in).
 //
 // before is the session's summary as stored (LastSeq 0: no session yet);
 // after is what the statement makes it.
-func appendStatement(r *request, run appendcheck.Run, data [][]byte, before loop.Summary) (q string, args []any, after loop.Summary) {
+func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte, before loop.Summary) (q string, args []any, after loop.Summary) {
 	prev, sum := before.LastSeq, before
 	for _, e := range run.Events {
 		sum.Apply(e)
@@ -480,7 +450,9 @@ func appendStatement(r *request, run appendcheck.Run, data [][]byte, before loop
 	}
 	args = []any{run.SessionID, sum.Tenant, sum.Task, sum.Model, string(sum.Status), string(sum.Reason), sum.Iteration, sum.MaxIterations,
 		sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Workspace, string(labels),
-		prev, r.Token, seqs, types, versions, times, payloads}
+		prev, r.Token, seqs, types, versions, times, payloads, nil}
+	told, _ := json.Marshal(notice{Origin: w.s.origin, Tenant: sum.Tenant, ID: run.SessionID, Seq: run.Last})
+	args[22] = string(told)
 	fence, guard := "", ""
 	if r.Fenced {
 		fence = `fence AS (SELECT 1 FROM leases WHERE session_id = $1 AND token = $17 FOR SHARE), `
@@ -498,9 +470,13 @@ func appendStatement(r *request, run appendcheck.Run, data [][]byte, before loop
 	tokens = $9, cost_usd = $10, created_at = $11, updated_at = $12, last_seq = $13, workspace = $14, labels = $15::jsonb
 	WHERE id = $1 AND last_seq = $16` + guard + ` RETURNING id`
 	}
-	q = `WITH ` + fence + `up AS (` + up + `)
-INSERT INTO events (tenant, session_id, seq, type, version, time, data)
-SELECT $2, $1, s, t, v, tm, d::json FROM up, unnest($18::bigint[], $19::text[], $20::int[], $21::timestamptz[], $22::text[]) AS u(s, t, v, tm, d)`
+	q = `WITH ` + fence + `up AS (` + up + `),
+ins AS (INSERT INTO events (tenant, session_id, seq, type, version, time, data)
+	SELECT $2, $1, s, t, v, tm, d::json FROM up, unnest($18::bigint[], $19::text[], $20::int[], $21::timestamptz[], $22::text[]) AS u(s, t, v, tm, d)
+	RETURNING 1),
+n AS (SELECT count(*) AS c FROM ins),
+told AS (SELECT pg_notify('` + channel + `', $23) FROM n WHERE c > 0)
+SELECT c FROM n, (SELECT count(*) FROM told) AS t`
 	return q, args, sum
 }
 
@@ -611,12 +587,12 @@ func (w *writer) alreadyStored(ctx context.Context, tx pgx.Tx, run appendcheck.R
 // ok is false when the log moved on or the lease changed hands (and
 // nothing was written).
 func (w *writer) insert(ctx context.Context, tx pgx.Tx, r *request, run appendcheck.Run, data [][]byte, sum *loop.Summary) (ok bool, err error) {
-	q, args, next := appendStatement(r, run, data, *sum)
-	tag, err := tx.Exec(ctx, q, args...)
-	if err != nil {
+	q, args, next := w.appendStatement(r, run, data, *sum)
+	var n int64
+	if err := tx.QueryRow(ctx, q, args...).Scan(&n); err != nil {
 		return false, w.s.errf("session %s: append events %d–%d: %w", run.SessionID, run.First, run.Last, err)
 	}
-	if tag.RowsAffected() != int64(len(run.Events)) {
+	if n != int64(len(run.Events)) {
 		return false, nil
 	}
 	*sum = next
