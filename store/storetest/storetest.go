@@ -13,8 +13,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -53,6 +55,7 @@ func (s Suite) Run(t *testing.T) {
 		{"SeqRules", s.testSeqRules},
 		{"AllOrNothing", s.testAllOrNothing},
 		{"InvalidEvents", s.testInvalidEvents},
+		{"UnencodablePayload", s.testUnencodablePayload},
 		{"NotFound", s.testNotFound},
 		{"List", s.testList},
 		{"ListFilters", s.testListFilters},
@@ -347,6 +350,37 @@ func (s Suite) testInvalidEvents(t *testing.T) {
 	if err := st.Append(t.Context()); err != nil {
 		t.Fatalf("Append of no events: %v", err)
 	}
+}
+
+// An event whose payload cannot be encoded (a NaN) is refused with an error
+// naming it, whether the caller waits for the append or not (the writer
+// encodes the latter), and nothing of it is stored; the store goes on.
+func (s Suite) testUnencodablePayload(t *testing.T) {
+	if s.Reopen == nil {
+		t.Skip("store keeps events as they are: it encodes nothing")
+	}
+	st := s.open(t)
+	bad := func(id string) loop.Event {
+		e := FakeEvent(id, 1)
+		e.Data.(*loop.SessionStarted).Limits.BudgetUSD = math.NaN()
+		return e
+	}
+	check := func(id string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), "encode event 1") {
+			t.Fatalf("append of an unencodable payload: got %v, want an error naming event 1", err)
+		}
+		if _, err := st.Load(t.Context(), id); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Load after the refused append: got %v, want ErrNotFound", err)
+		}
+	}
+	check("nan", st.Append(t.Context(), bad("nan")))
+	if async, ok := st.(loop.AsyncLog); ok {
+		done := make(chan error, 1)
+		async.AppendAsync(t.Context(), []loop.Event{bad("nan-async")}, func(err error) { done <- err })
+		check("nan-async", <-done)
+	}
+	mustAppend(t, st, FakeEvent("nan", 1))
 }
 
 func (s Suite) testNotFound(t *testing.T) {
