@@ -102,6 +102,10 @@ type writer struct {
 	path string
 
 	getSummary, upsertSession, updateProgress, getToken, insertBatch *sql.Stmt
+	// begin, commit and rollback are the transaction statements, prepared
+	// once too: parsed anew for every transaction they cost the writer as
+	// much CPU as an append's own statements.
+	beginSt, commitSt, rollbackSt *sql.Stmt
 	// batch is the buffer each run's events are framed in (see batch.go).
 	batch []byte
 
@@ -181,6 +185,9 @@ WHERE sessions.last_seq = ?`)
 WHERE id = ? AND last_seq = ?`)
 	w.insertBatch = prepare(`INSERT INTO event_batches (session_id, first_seq, last_seq, events) VALUES (?, ?, ?, ?)`)
 	w.getToken = prepare(`SELECT token FROM leases WHERE session_id = ?`)
+	w.beginSt = prepare(`BEGIN IMMEDIATE`)
+	w.commitSt = prepare(`COMMIT`)
+	w.rollbackSt = prepare(`ROLLBACK`)
 	if err != nil {
 		w.close()
 		return nil, fmt.Errorf("sqlite store %s: prepare writer statements: %w", path, err)
@@ -190,7 +197,7 @@ WHERE id = ? AND last_seq = ?`)
 
 func (w *writer) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{w.getSummary, w.upsertSession, w.updateProgress, w.getToken, w.insertBatch} {
+	for _, st := range []*sql.Stmt{w.getSummary, w.upsertSession, w.updateProgress, w.getToken, w.insertBatch, w.beginSt, w.commitSt, w.rollbackSt} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -242,7 +249,7 @@ func (w *writer) begin(ctx context.Context) error {
 		return err
 	}
 	for attempt, wait := 0, 50*time.Millisecond; ; attempt, wait = attempt+1, min(wait*2, 2*time.Second) {
-		_, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+		_, err := w.beginSt.ExecContext(ctx)
 		if err == nil {
 			return nil
 		}
@@ -259,7 +266,7 @@ func (w *writer) begin(ctx context.Context) error {
 // session's notices go out in commit order.
 func (w *writer) commit() {
 	ctx := context.Background()
-	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := w.commitSt.ExecContext(ctx); err != nil {
 		w.rollback(ctx)
 		w.fail(fmt.Errorf("sqlite store %s: commit: %w", w.path, err))
 		return
@@ -316,7 +323,7 @@ func isLocked(err error) bool {
 // rollback ends a failed transaction. SQLite may already have rolled it
 // back (disk full, I/O error), so "no transaction is active" is fine.
 func (w *writer) rollback(ctx context.Context) {
-	_, _ = w.conn.ExecContext(ctx, "ROLLBACK")
+	_, _ = w.rollbackSt.ExecContext(ctx)
 }
 
 // writeRequest writes one request inside tx. It returns the request's own
@@ -534,16 +541,8 @@ func (w *writer) runOp(r *request) {
 		return
 	}
 	ctx := context.Background() // a taken op runs regardless of its context
-	for attempt, wait := 0, 50*time.Millisecond; ; attempt, wait = attempt+1, min(wait*2, 2*time.Second) {
-		_, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE")
-		if err == nil {
-			break
-		}
-		if attempt < lockedRetries && isLocked(err) {
-			time.Sleep(wait) // another process holds the database: wait it out
-			continue
-		}
-		r.Finish(fmt.Errorf("sqlite store %s: begin transaction: %w", w.path, err))
+	if err := w.begin(ctx); err != nil {
+		r.Finish(err)
 		return
 	}
 	if err := r.op(ctx, w); err != nil {
@@ -551,7 +550,7 @@ func (w *writer) runOp(r *request) {
 		r.Finish(err)
 		return
 	}
-	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := w.commitSt.ExecContext(ctx); err != nil {
 		w.rollback(ctx)
 		r.Finish(fmt.Errorf("sqlite store %s: commit: %w", w.path, err))
 		return
