@@ -57,6 +57,7 @@ type Store struct {
 	done     chan struct{}
 	w        *writer
 	pace     appendq.Pace // the writer's
+	ckpt     *checkpointer
 
 	closeOnce sync.Once
 	closeErr  error
@@ -164,6 +165,15 @@ func Open(path string, opts ...Option) (*Store, error) {
 		wdb.Close()
 		return nil, err
 	}
+	ckpt, err := newCheckpointer(ctx, path, dsn(path, o, false))
+	if err != nil {
+		w.close()
+		existsSt.Close()
+		loadSt.Close()
+		rdb.Close()
+		wdb.Close()
+		return nil, err
+	}
 	s := &Store{
 		path:     path,
 		opts:     o,
@@ -175,6 +185,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		done:     make(chan struct{}),
 		w:        w,
 		pace:     appendq.Pace{Interval: o.interval},
+		ckpt:     ckpt,
 	}
 	w.watchers = &s.watchers
 	go s.run()
@@ -574,9 +585,10 @@ func (s *Store) Close() error {
 		s.mu.Unlock()
 		<-s.done
 		s.isClosed.Store(true)
-		// Readers first, so the writer's connection is the last one and
-		// SQLite checkpoints the WAL into the main file as it closes.
-		s.closeErr = errors.Join(s.loadSt.Close(), s.existsSt.Close(), s.rdb.Close(), s.w.close(), s.wdb.Close())
+		// Readers and the checkpointer first, so the writer's connection is
+		// the last one and SQLite checkpoints the WAL into the main file as
+		// it closes.
+		s.closeErr = errors.Join(s.loadSt.Close(), s.existsSt.Close(), s.rdb.Close(), s.ckpt.close(), s.w.close(), s.wdb.Close())
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("sqlite store %s: close: %w", s.path, s.closeErr)
 		}

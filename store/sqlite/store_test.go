@@ -498,3 +498,33 @@ func TestHeldAppendsCommitTogether(t *testing.T) {
 		t.Fatalf("b has %d events after Close and reopen, want 4", len(got))
 	}
 }
+
+// The WAL is copied back into the database file while the store is open,
+// by the checkpointer's connection (the writer's own commits never run a
+// checkpoint): the file grows although far fewer pages were written than
+// SQLite's own threshold (1,000) would wait for.
+func TestWALIsCheckpointedWhileOpen(t *testing.T) {
+	path := tempPath(t)
+	s := open(t, path)
+	defer s.Close()
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	for i := range 20 {
+		mustAppend(t, s, storetest.FakeEvents(fmt.Sprintf("ckpt-%d", i), 1, 10)...)
+	}
+	for deadline := time.Now().Add(10 * time.Second); size() <= before; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the database file is still %d bytes 10 s after 20 commits: the WAL was not checkpointed", before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(mustLoad(t, s, "ckpt-19")); n != 10 {
+		t.Fatalf("after the checkpoint: %d events, want 10", n)
+	}
+}

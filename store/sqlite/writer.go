@@ -78,6 +78,7 @@ func (s *Store) run() {
 		if op != nil {
 			s.w.runOp(op)
 			s.pace.Committed()
+			s.ckpt.committed()
 		}
 		if closed {
 			return
@@ -90,6 +91,7 @@ func (s *Store) commit() {
 	if s.w.inTx {
 		s.w.commit()
 		s.pace.Committed()
+		s.ckpt.committed()
 	}
 }
 
@@ -159,6 +161,12 @@ func newWriter(ctx context.Context, db *sql.DB, path string, cacheSize int) (*wr
 		return nil, fmt.Errorf("sqlite store %s: writer connection: %w", path, err)
 	}
 	w.conn = conn
+	// The checkpointer copies the WAL back, on a connection of its own:
+	// no commit of this one waits for a checkpoint (see checkpointer).
+	if _, err := conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("sqlite store %s: writer connection: %w", path, err)
+	}
 	prepare := func(q string) *sql.Stmt {
 		if err != nil {
 			return nil
