@@ -528,3 +528,46 @@ func TestWALIsCheckpointedWhileOpen(t *testing.T) {
 		t.Fatalf("after the checkpoint: %d events, want 10", n)
 	}
 }
+
+// An append someone waits for never overtakes an append of its session
+// queued before it and not yet written — what a session does when it
+// saves what must be durable right after handing its earlier events to a
+// commit behind it. Sessions here queue an append and at once wait for the
+// next, many at a time; every append succeeds and every log is whole and
+// in order.
+func TestWaitedAppendNeverOvertakesAQueuedOne(t *testing.T) {
+	s := open(t, tempPath(t))
+	defer s.Close()
+	ctx := t.Context()
+	const sessions, rounds = 16, 40
+	errs := make(chan error, sessions)
+	for i := range sessions {
+		go func() {
+			id := fmt.Sprintf("order-%d", i)
+			var err error
+			for r := range int64(rounds) {
+				async := make(chan error, 1)
+				s.AppendAsync(ctx, storetest.FakeEvents(id, 3*r+1, 3*r+2), func(err error) { async <- err })
+				if err = s.Append(ctx, storetest.FakeEvents(id, 3*r+3, 3*r+3)...); err == nil {
+					err = <-async
+				}
+				if err != nil {
+					err = fmt.Errorf("session %s, round %d: %w", id, r, err)
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range sessions {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range sessions {
+		id := fmt.Sprintf("order-%d", i)
+		if got, want := mustLoad(t, s, id), storetest.FakeEvents(id, 1, 3*rounds); !storetest.EqualEvents(got, want) {
+			t.Fatalf("session %s: %d events stored, not the %d appended in order", id, len(got), len(want))
+		}
+	}
+}
