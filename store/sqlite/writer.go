@@ -249,13 +249,22 @@ func (w *writer) add(batch []*request) {
 	}
 }
 
-// begin begins a write transaction. Another process holding the database
-// past the busy timeout (many processes on one file) is waited out with
-// backoff, so appenders see their appends succeed, late.
+// begin begins the transaction appends are written in; none is begun on
+// a database file deleted or replaced under this process (fileGone).
 func (w *writer) begin(ctx context.Context) error {
 	if err := w.fileGone(); err != nil {
 		return err
 	}
+	return w.beginTx(ctx)
+}
+
+// beginTx begins a write transaction. Another process holding the
+// database past the busy timeout (many processes on one file) is waited
+// out with backoff, so writes succeed, late. An op (a lease, a control)
+// begins here directly, as it always has: on a deleted database it still
+// runs, and the appends that follow are refused (begin) with the error
+// that tells people what happened and what to do.
+func (w *writer) beginTx(ctx context.Context) error {
 	for attempt, wait := 0, 50*time.Millisecond; ; attempt, wait = attempt+1, min(wait*2, 2*time.Second) {
 		_, err := w.beginSt.ExecContext(ctx)
 		if err == nil {
@@ -549,7 +558,7 @@ func (w *writer) runOp(r *request) {
 		return
 	}
 	ctx := context.Background() // a taken op runs regardless of its context
-	if err := w.begin(ctx); err != nil {
+	if err := w.beginTx(ctx); err != nil {
 		r.Finish(err)
 		return
 	}
