@@ -207,20 +207,8 @@ func (s *Service) WaitControl(ctx context.Context, c Caller, reqID int64) (store
 			return ctl, nil, nil
 		}
 		if _, here := s.runner.Session(ctl.SessionID); !here {
-			if err := s.own(ctx, ctl.SessionID); err == nil {
-				// The owner may have honoured it just before it let go.
-				if again, err := s.st.Control(ctx, reqID); err != nil || again.Done {
-					s.disown(ctl.SessionID)
-					return again, nil, err
-				}
-				res, err := s.applyOwned(ctx, ctl)
-				outcome := "applied by the requesting process after the owner stopped"
-				if err != nil {
-					outcome = "refused: " + err.Error()
-				}
-				_ = s.st.CompleteControl(context.WithoutCancel(ctx), reqID, outcome)
-				ctl.Done, ctl.Outcome = true, outcome
-				return ctl, res, err
+			if done, res, took, err := s.applyOrphan(ctx, ctl, "applied by the requesting process after the owner stopped"); took {
+				return done, res, err
 			}
 		}
 		select {
@@ -231,8 +219,31 @@ func (s *Service) WaitControl(ctx context.Context, c Caller, reqID int64) (store
 	}
 }
 
+// applyOrphan applies a stored request whose session no process runs —
+// the owner let it go (it paused or stopped, or the process died) before
+// honouring it — by taking the session's lease; took reports whether it
+// could (false: another process runs the session and takes the request).
+func (s *Service) applyOrphan(ctx context.Context, ctl store.Control, outcome string) (done store.Control, res *Result, took bool, err error) {
+	if s.own(ctx, ctl.SessionID) != nil {
+		return ctl, nil, false, nil
+	}
+	// The owner may have honoured it just before it let go.
+	if again, err := s.st.Control(ctx, ctl.ID); err != nil || again.Done {
+		s.disown(ctl.SessionID)
+		return again, nil, true, err
+	}
+	res, err = s.applyOwned(ctx, ctl)
+	if err != nil {
+		outcome = "refused: " + err.Error()
+	}
+	_ = s.st.CompleteControl(context.WithoutCancel(ctx), ctl.ID, outcome)
+	ctl.Done, ctl.Outcome = true, outcome
+	return ctl, res, true, err
+}
+
 // pollControls honours the controls other processes stored for sessions
-// running here.
+// running here and, with Config.TakeOverControls, those whose owner let
+// their session go first (applyOrphan).
 func (s *Service) pollControls(ctx context.Context) {
 	t := time.NewTicker(s.cfg.PollInterval)
 	defer t.Stop()
@@ -249,7 +260,14 @@ func (s *Service) pollControls(ctx context.Context) {
 		for _, ctl := range pending {
 			sess, ok := s.runner.Session(ctl.SessionID)
 			if !ok {
-				continue // not ours: its owner (or its requester) takes it
+				// Its owner takes it — unless it let the session go (it
+				// paused or stopped) after the request was stored: then a
+				// process that takes over controls applies it, owning the
+				// session first.
+				if s.cfg.TakeOverControls {
+					s.applyOrphan(ctx, ctl, "applied by another process after the owner let the session go")
+				}
+				continue
 			}
 			outcome := "refused"
 			if res, err := s.applyLive(sess, ctl); err != nil {

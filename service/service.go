@@ -52,6 +52,13 @@ type Config struct {
 	// PollInterval is how often the service looks for controls that
 	// other processes stored for sessions it runs (default 250 ms).
 	PollInterval time.Duration
+	// TakeOverControls makes this process apply the controls stored for
+	// a session whose owner let it go before honouring them (a resume
+	// sent through another server just as the session paused), taking
+	// the session's lease: set it for servers, which run sessions for
+	// others. Without it such a control waits for its requester
+	// (WaitControl) — which an HTTP client is not.
+	TakeOverControls bool
 	// Clock is the time source for waiting (default time.Now).
 	Clock func() time.Time
 	// OnFailed, when set, hears of a session that stopped here without

@@ -215,3 +215,82 @@ func TestWatchersSeeTheIterationStartDuringTheCall(t *testing.T) {
 		t.Fatalf("%v %v", final, err)
 	}
 }
+
+// A control stored for a session just as its owner let it go — a resume
+// sent through another server while the session paused — is not left
+// pending for ever: a process that takes over controls (a server) owns the
+// session and applies it; one that does not (a CLI command, or the owner
+// here) leaves it alone.
+func TestAControlTheOwnerLeftIsTakenOver(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	open := func() *sqlite.Store {
+		st, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	owner := newService(t, open(), slow(20, 5*time.Millisecond), "owner")
+	started, err := owner.Start(ctx, acme(all...), loop.Task{Prompt: "go on", Mode: loop.ModeSelfReasoning, Limits: &loop.Limits{MaxIterations: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Pause(ctx, acme(all...), started.ID, "checking"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := started.Session.Wait(ctx); err != nil || st.Status != loop.StatusPaused {
+		t.Fatalf("the session did not pause: %v %v", st.Status, err)
+	}
+	// The request another server stored while the owner still held the
+	// session.
+	st := open()
+	req, err := st.RequestControl(ctx, store.Control{SessionID: started.ID, Kind: store.ControlResume, Subject: "ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newService(t, open(), slow(0, 0), "cli")
+	time.Sleep(150 * time.Millisecond) // 15 poll intervals of the owner and the bystander
+	if ctl, err := st.Control(ctx, req.ID); err != nil || ctl.Done {
+		t.Fatalf("a process that does not take over controls applied it: %+v %v", ctl, err)
+	}
+
+	server, err := service.New(service.Config{
+		Store: open(), Owner: "server", PollInterval: 10 * time.Millisecond, TakeOverControls: true,
+		Runner: loop.Config{Resolve: func(context.Context, *loop.SessionStarted, *loop.State) (*loop.Env, error) {
+			return &loop.Env{Model: slow(0, 0)()}, nil
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close() })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		ctl, err := st.Control(ctx, req.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ctl.Done {
+			if !strings.Contains(ctl.Outcome, "applied by another process") {
+				t.Fatalf("outcome: %q", ctl.Outcome)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the resume request is still pending 10 s after a server that takes over controls started")
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got, err := server.Get(ctx, acme(all...), started.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == loop.StatusCompleted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the resumed session is %s, not completed", got.Status)
+		}
+	}
+}

@@ -87,7 +87,7 @@ func TestServersShareAPostgresDatabase(t *testing.T) {
 	const steps = 10
 	var script []string
 	for i := range steps {
-		script = append(script, fmt.Sprintf(`{"tool_calls":[{"name":"write_file","arguments":{"path":"f%d.txt","content":"%d"}}],"delay":"150ms"}`, i, i))
+		script = append(script, fmt.Sprintf(`{"tool_calls":[{"name":"write_file","arguments":{"path":"f%d.txt","content":"%d"}}],"delay":"300ms"}`, i, i))
 	}
 	model := writeScript(t, `{"steps":[`+strings.Join(append(script, `{"text":"wrote ten files"}`), ",")+`]}`)
 

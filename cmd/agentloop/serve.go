@@ -160,7 +160,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	rc.OnDelta = func(id string, d model.Delta) { deltas.Publish(feed.Delta{SessionID: id, Delta: d}) }
 	sessionsCtx, stopSessions := context.WithCancelCause(context.Background())
 	defer stopSessions(nil)
-	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx, LeaseTTL: *leaseTTL, Engine: engine,
+	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx, LeaseTTL: *leaseTTL, Engine: engine, TakeOverControls: true,
 		OnFailed: func(id string, err error) {
 			if !errors.Is(err, context.Canceled) {
 				log.Error("session stopped: it is taken up again once the fault clears (within --lease-ttl)", "id", id, "err", err)
