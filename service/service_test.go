@@ -18,20 +18,39 @@ import (
 	"github.com/agentloop/agentloop/store/storetest"
 )
 
-// newService runs sessions with scripted replies (one script per session).
-func newService(t *testing.T, st store.Store, replies func() *scripted.Model, owner string) *service.Service {
+// newService runs sessions with scripted replies (one script per session);
+// options adjust its configuration.
+func newService(t *testing.T, st store.Store, replies func() *scripted.Model, owner string, options ...func(*service.Config)) *service.Service {
 	t.Helper()
-	svc, err := service.New(service.Config{
+	cfg := service.Config{
 		Store: st, Owner: owner, PollInterval: 10 * time.Millisecond,
 		Runner: loop.Config{Resolve: func(context.Context, *loop.SessionStarted, *loop.State) (*loop.Env, error) {
 			return &loop.Env{Model: replies()}, nil
 		}},
-	})
+	}
+	for _, o := range options {
+		o(&cfg)
+	}
+	svc, err := service.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
 	return svc
+}
+
+// sharedFile returns a function opening another store on one SQLite file,
+// as another process would.
+func sharedFile(t *testing.T) func() *sqlite.Store {
+	path := filepath.Join(t.TempDir(), "s.db")
+	return func() *sqlite.Store {
+		st, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
 }
 
 func slow(n int, d time.Duration) func() *scripted.Model {
@@ -105,15 +124,7 @@ func TestTypedErrorsAndTenants(t *testing.T) {
 // one of them runs go through the store to it.
 func TestControlsReachTheOwningProcess(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "s.db")
-	open := func() *sqlite.Store {
-		st, err := sqlite.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
+	open := sharedFile(t)
 	owner := newService(t, open(), slow(200, 20*time.Millisecond), "owner")
 	other := newService(t, open(), slow(0, 0), "other")
 	started, err := owner.Start(ctx, acme(all...), loop.Task{Prompt: "go on", Mode: loop.ModeSelfReasoning, Limits: &loop.Limits{MaxIterations: 500}})
@@ -223,15 +234,7 @@ func TestWatchersSeeTheIterationStartDuringTheCall(t *testing.T) {
 // here) leaves it alone.
 func TestAControlTheOwnerLeftIsTakenOver(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "s.db")
-	open := func() *sqlite.Store {
-		st, err := sqlite.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
+	open := sharedFile(t)
 	owner := newService(t, open(), slow(20, 5*time.Millisecond), "owner")
 	started, err := owner.Start(ctx, acme(all...), loop.Task{Prompt: "go on", Mode: loop.ModeSelfReasoning, Limits: &loop.Limits{MaxIterations: 100}})
 	if err != nil {
@@ -256,16 +259,7 @@ func TestAControlTheOwnerLeftIsTakenOver(t *testing.T) {
 		t.Fatalf("a process that does not take over controls applied it: %+v %v", ctl, err)
 	}
 
-	server, err := service.New(service.Config{
-		Store: open(), Owner: "server", PollInterval: 10 * time.Millisecond, TakeOverControls: true,
-		Runner: loop.Config{Resolve: func(context.Context, *loop.SessionStarted, *loop.State) (*loop.Env, error) {
-			return &loop.Env{Model: slow(0, 0)()}, nil
-		}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { server.Close() })
+	server := newService(t, open(), slow(0, 0), "server", func(c *service.Config) { c.TakeOverControls = true })
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		ctl, err := st.Control(ctx, req.ID)
 		if err != nil {
