@@ -264,7 +264,7 @@ func (s *Service) pollControls(ctx context.Context) {
 				// paused or stopped) after the request was stored: then a
 				// process that takes over controls applies it, owning the
 				// session first.
-				if s.cfg.TakeOverControls {
+				if s.cfg.TakeOverControls && s.cfg.Engine == nil {
 					s.applyOrphan(ctx, ctl, "applied by another process after the owner let the session go")
 				}
 				continue

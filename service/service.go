@@ -57,7 +57,8 @@ type Config struct {
 	// sent through another server just as the session paused), taking
 	// the session's lease: set it for servers, which run sessions for
 	// others. Without it such a control waits for its requester
-	// (WaitControl) — which an HTTP client is not.
+	// (WaitControl) — which an HTTP client is not. Ignored with an Engine,
+	// which drives the sessions.
 	TakeOverControls bool
 	// Clock is the time source for waiting (default time.Now).
 	Clock func() time.Time
