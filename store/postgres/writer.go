@@ -260,23 +260,24 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 		b.Queue(q, args...)
 		planned[run.SessionID], sums[i] = next, next
 	}
-	br := conn.SendBatch(ctx, &b)
-	moved := map[string]bool{}
+	runs := make([]appendcheck.Run, len(w.taken))
 	for i, r := range w.taken {
-		var n int64
-		if err := br.QueryRow().Scan(&n); err != nil {
-			br.Close()
-			return nil, w.s.errf("append: %w", err)
-		}
-		run := r.Runs[0]
-		wrote[i] = []bool{n == int64(len(run.Events)) && !moved[run.SessionID]}
-		if !wrote[i][0] {
-			moved[run.SessionID] = true // later appends of it wrote nothing either
-			stale = append(stale, i)
-		}
+		runs[i] = r.Runs[0]
+	}
+	br := conn.SendBatch(ctx, &b)
+	written, err := readAppends(br, runs)
+	if err != nil {
+		br.Close()
+		return nil, w.s.errf("append: %w", err)
 	}
 	if err := br.Close(); err != nil {
 		return nil, w.s.errf("commit: %w", err)
+	}
+	for i, ok := range written {
+		wrote[i] = []bool{ok}
+		if !ok {
+			stale = append(stale, i)
+		}
 	}
 	for i, r := range w.taken {
 		if wrote[i][0] {
@@ -368,26 +369,26 @@ func (p *pipeline) flush(ctx context.Context) error {
 	if len(p.queued) == 0 {
 		return nil
 	}
+	runs := make([]appendcheck.Run, len(p.queued))
+	for k, q := range p.queued {
+		runs[k] = p.w.taken[q.i].Runs[0]
+	}
 	br := p.tx.SendBatch(ctx, &p.batch)
-	failed := map[string]bool{}
-	for _, q := range p.queued {
-		var n int64
-		if err := br.QueryRow().Scan(&n); err != nil {
-			br.Close()
-			return p.w.s.errf("append: %w", err)
-		}
-		r := p.w.taken[q.i]
-		run := r.Runs[0]
-		if n == int64(len(run.Events)) && !failed[run.SessionID] {
-			p.wrote[q.i][0] = true
-			p.w.cache[run.SessionID] = q.sum
-			continue
-		}
-		failed[run.SessionID] = true
-		p.errs[q.i] = errStale // told apart below, once the batch is read
+	written, err := readAppends(br, runs)
+	if err != nil {
+		br.Close()
+		return p.w.s.errf("append: %w", err)
 	}
 	if err := br.Close(); err != nil {
 		return p.w.s.errf("append: %w", err)
+	}
+	for k, q := range p.queued {
+		if written[k] {
+			p.wrote[q.i][0] = true
+			p.w.cache[runs[k].SessionID] = q.sum
+		} else {
+			p.errs[q.i] = errStale // told apart below
+		}
 	}
 	for _, q := range p.queued {
 		if p.errs[q.i] != errStale {
@@ -448,11 +449,10 @@ func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte,
 	for j, e := range run.Events {
 		seqs[j], types[j], versions[j], times[j], payloads[j] = e.Seq, string(e.Type), int32(e.Version), encodeTime(e.Time), string(data[j])
 	}
+	told, _ := json.Marshal(notice{Origin: w.s.origin, Tenant: sum.Tenant, ID: run.SessionID, Seq: run.Last})
 	args = []any{run.SessionID, sum.Tenant, sum.Task, sum.Model, string(sum.Status), string(sum.Reason), sum.Iteration, sum.MaxIterations,
 		sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Workspace, string(labels),
-		prev, r.Token, seqs, types, versions, times, payloads, nil}
-	told, _ := json.Marshal(notice{Origin: w.s.origin, Tenant: sum.Tenant, ID: run.SessionID, Seq: run.Last})
-	args[22] = string(told)
+		prev, r.Token, seqs, types, versions, times, payloads, string(told)}
 	fence, guard := "", ""
 	if r.Fenced {
 		fence = `fence AS (SELECT 1 FROM leases WHERE session_id = $1 AND token = $17 FOR SHARE), `
@@ -478,6 +478,27 @@ n AS (SELECT count(*) AS c FROM ins),
 told AS (SELECT pg_notify('` + channel + `', $23) FROM n WHERE c > 0)
 SELECT c FROM n, (SELECT count(*) FROM told) AS t`
 	return q, args, sum
+}
+
+// readAppends reads the outcomes of append statements (appendStatement)
+// sent in a batch, one per run: written[k] reports that run k's statement
+// inserted its events. One that inserted nothing found its session's log
+// moved on (or the lease taken), so the later ones of that session count
+// as not written either, whatever they report.
+func readAppends(br pgx.BatchResults, runs []appendcheck.Run) (written []bool, err error) {
+	written = make([]bool, len(runs))
+	moved := map[string]bool{}
+	for k, run := range runs {
+		var n int64
+		if err := br.QueryRow().Scan(&n); err != nil {
+			return nil, err
+		}
+		written[k] = n == int64(len(run.Events)) && !moved[run.SessionID]
+		if !written[k] {
+			moved[run.SessionID] = true
+		}
+	}
+	return written, nil
 }
 
 // writeRequest writes one request inside tx: its own error (conflict, lost
