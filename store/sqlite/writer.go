@@ -77,8 +77,7 @@ func (s *Store) run() {
 		}
 		if op != nil {
 			s.w.runOp(op)
-			s.pace.Committed()
-			s.ckpt.committed()
+			s.committed()
 		}
 		if closed {
 			return
@@ -90,9 +89,14 @@ func (s *Store) run() {
 func (s *Store) commit() {
 	if s.w.inTx {
 		s.w.commit()
-		s.pace.Committed()
-		s.ckpt.committed()
+		s.committed()
 	}
+}
+
+// committed tells the pace and the checkpointer that a transaction ended.
+func (s *Store) committed() {
+	s.pace.Committed()
+	s.ckpt.committed()
 }
 
 // writer owns the write connection and the cache of session summaries.
