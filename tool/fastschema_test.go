@@ -17,7 +17,10 @@ var fastSchemas = []string{
 // The fast path may only answer "valid" when the full validator agrees.
 func FuzzFastSchemaAgrees(f *testing.F) {
 	for _, seed := range []string{`{"n":3}`, `{"n":3.5}`, `{"n":0}`, `{"n":3,"s":"abcd"}`, `{"n":1,"x":1}`, `{"mode":"c"}`, `{"mode":1}`,
-		`{"tags":[]}`, `{"tags":["a",1]}`, `{"x":null,"o":{"k":true}}`, `{"o":{}}`, `{"s":"é"}`, `{"n":1e400}`, `{"n":9.0}`} {
+		`{"tags":[]}`, `{"tags":["a",1]}`, `{"x":null,"o":{"k":true}}`, `{"o":{}}`, `{"s":"é"}`, `{"n":1e400}`, `{"n":9.0}`,
+		`{"n":3,"s":"a\u0062"}`, `{"n":3,"n":30}`, `{"n":-0}`, `{"n":01}`, `{"n":3} x`, ` {"n":3}  `, `{"mode":"\u0061"}`, `{"mode":1.0}`,
+		`{"tags":["a","b","c"]}`, `{"o":{"k":true,"k":1}}`, `{"x":1e5}`, `{"x":-}`, `{"s":"\x"}`, `{"s":"\ud800"}`, "{\"s\":\"\xff\"}",
+		`{"n":1234567890123456}`, `{"n":5,"o":{"k":true}}`, `[{"n":3}]`, `"{\"n\":3}"`, `{"n":3,}`, `{"n" 3}`} {
 		f.Add(seed)
 	}
 	type pair struct {
@@ -38,15 +41,23 @@ func FuzzFastSchemaAgrees(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
 		var v any
-		if json.Unmarshal([]byte(doc), &v) != nil {
-			return
-		}
-		lib, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(doc)))
-		if err != nil {
-			return
-		}
+		decodeErr := json.Unmarshal([]byte(doc), &v)
+		lib, libErr := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(doc)))
 		for i, p := range pairs {
-			if p.fast.valid(v) && p.full.Validate(lib) != nil {
+			// The bytes-only path answers "valid" only for an object the
+			// full validator accepts.
+			if p.fast.validObject([]byte(doc)) {
+				// (encoding/json may fail on a number beyond float64, as
+				// 1e400; Validate then decodes with the full validator's
+				// exact numbers, as here.)
+				if _, isObj := lib.(map[string]any); libErr != nil || !isObj || !json.Valid([]byte(doc)) {
+					t.Fatalf("schema %d: validObject accepts %q, which is not a JSON object (%v)", i, doc, libErr)
+				}
+				if err := p.full.Validate(lib); err != nil {
+					t.Fatalf("schema %d: validObject accepts %s, the full validator rejects it: %v", i, doc, err)
+				}
+			}
+			if decodeErr == nil && libErr == nil && p.fast.valid(v) && p.full.Validate(lib) != nil {
 				t.Fatalf("schema %d: fast path accepts %s, the full validator rejects it: %v", i, doc, p.full.Validate(lib))
 			}
 		}
@@ -57,6 +68,35 @@ func TestFastSubset(t *testing.T) {
 	for _, src := range []string{`{"type":"object","properties":{"a":{"pattern":"x"}}}`, `{"oneOf":[{"type":"string"}]}`, `{"$ref":"#/x"}`, `{"type":"object","additionalProperties":{"type":"string"}}`} {
 		if compileFast(json.RawMessage(src)) != nil {
 			t.Errorf("%s compiled into the fast subset", src)
+		}
+	}
+}
+
+// validObject must judge ordinary arguments itself, or Validate decodes
+// every call's arguments again.
+func TestValidObjectJudgesOrdinaryArguments(t *testing.T) {
+	for _, c := range []struct {
+		schema int
+		doc    string
+		want   bool
+	}{
+		{0, `{"n":3,"s":"ab"}`, true},
+		{0, ` {"n" : 9 , "s":"héé"} `, true},
+		{0, `{"n":3.5}`, false},     // not an integer
+		{0, `{"n":10}`, false},      // above the maximum
+		{0, `{"s":"a"}`, false},     // n is required
+		{0, `{"n":3,"t":1}`, false}, // no other properties
+		{0, `{"n":3,"s":"abcd"}`, false},
+		{1, `{"mode":"b","tags":["x","y"]}`, true},
+		{1, `{"mode":null,"other":{"deep":[1,2.5,"x",true]}}`, true},
+		{1, `{"mode":"c"}`, false},
+		{1, `{"tags":[]}`, false},
+		{2, `{"x":-2.5e3,"o":{"k":false}}`, true},
+		{2, `{"o":{"k":"yes"}}`, false},
+	} {
+		fs := compileFast(json.RawMessage(fastSchemas[c.schema]))
+		if got := fs.validObject([]byte(c.doc)); got != c.want {
+			t.Errorf("schema %d, %s: validObject = %v, want %v", c.schema, c.doc, got, c.want)
 		}
 	}
 }

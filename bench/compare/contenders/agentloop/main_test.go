@@ -49,3 +49,33 @@ func TestSessions(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkSession runs whole sessions against the fake model served in
+// this process, for a precise per-session CPU and allocation figure to
+// compare with the baseline contender's BenchmarkSession:
+//
+//	go test -run XXX -bench Session -count 6 ./bench/compare/contenders/...
+func BenchmarkSession(b *testing.B) {
+	srv := httptest.NewServer(fake.New(0))
+	defer srv.Close()
+	for _, store := range []string{"memory", "sqlite"} {
+		b.Run(store, func(b *testing.B) {
+			rt, err := newRuntime(b.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: b.TempDir()}, store, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rt.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				ctx, s := workload.WithSession(b.Context())
+				final, err := rt.Run(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := workload.Check(s, final); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

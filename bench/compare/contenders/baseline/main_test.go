@@ -28,3 +28,25 @@ func TestSessions(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSession runs whole sessions against the fake model served in
+// this process: the floor for the agentloop contender's BenchmarkSession.
+func BenchmarkSession(b *testing.B) {
+	srv := httptest.NewServer(fake.New(0))
+	defer srv.Close()
+	rt, err := newRuntime(b.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx, s := workload.WithSession(b.Context())
+		final, err := rt.Run(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := workload.Check(s, final); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
