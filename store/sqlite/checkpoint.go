@@ -15,8 +15,19 @@ import (
 // append that happens to be that commit waits milliseconds for it. The
 // writer's connection has automatic checkpoints turned off
 // (wal_autocheckpoint=0); a PASSIVE checkpoint here runs beside its
-// transactions (it takes no write lock), and the WAL is reused from its
-// start once a checkpoint has copied all of it.
+// transactions (it takes no write lock).
+//
+// The WAL is reused from its start only by a transaction that begins when
+// every frame in it has been copied back. Under a steady stream of commits
+// that never happens by itself — commits land while a checkpoint copies —
+// and the WAL would grow for as long as the store is open (100 MB in six
+// seconds of sequential sessions), every commit then extending the file
+// and every page lookup searching a larger WAL index. So a PASSIVE pass
+// over a WAL of restartFrames or more is followed by a RESTART checkpoint:
+// it holds off the writer while it copies what the PASSIVE pass could not
+// (the few commits made meanwhile) and until readers no longer use the
+// WAL, at most restartWait, after which the next commit starts the WAL
+// over.
 type checkpointer struct {
 	db   *sql.DB
 	conn *sql.Conn
@@ -33,6 +44,17 @@ type checkpointer struct {
 // that the fsyncs of a checkpoint stay a small share of the disk's time.
 const checkpointEvery = 250 * time.Millisecond
 
+// restartFrames is the size of WAL (in frames, pages) at which a
+// checkpoint also makes the next commit start the WAL over: SQLite's own
+// automatic checkpoint threshold.
+const restartFrames = 1000
+
+// restartWait is the longest a RESTART checkpoint waits for the writer or
+// a reader (its connection's busy timeout); the writer waits at most as
+// long for it. A RESTART that gives up loses nothing: the next one tries
+// again.
+const restartWait = 100 * time.Millisecond
+
 // newCheckpointer opens a connection of its own to the database at dsn.
 func newCheckpointer(ctx context.Context, path, dsn string) (*checkpointer, error) {
 	db, err := sql.Open(driverName, dsn)
@@ -42,6 +64,11 @@ func newCheckpointer(ctx context.Context, path, dsn string) (*checkpointer, erro
 	db.SetMaxOpenConns(1)
 	conn, err := db.Conn(ctx)
 	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite store %s: open the checkpoint connection: %w", path, err)
+	}
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", restartWait.Milliseconds())); err != nil {
+		conn.Close()
 		db.Close()
 		return nil, fmt.Errorf("sqlite store %s: open the checkpoint connection: %w", path, err)
 	}
@@ -81,11 +108,23 @@ func (c *checkpointer) run() {
 	}
 }
 
-// checkpoint runs one PASSIVE checkpoint: it copies what no reader still
-// needs and never blocks the writer or a reader.
+// checkpoint runs one PASSIVE checkpoint — it copies what no reader still
+// needs and never blocks the writer or a reader — and, when the WAL holds
+// restartFrames or more, a RESTART one after it (see checkpointer).
 func (c *checkpointer) checkpoint() error {
-	var busy, log, done int
-	return c.conn.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done)
+	log, err := c.run1("PASSIVE")
+	if err != nil || log < restartFrames {
+		return err
+	}
+	_, err = c.run1("RESTART")
+	return err
+}
+
+// run1 runs one checkpoint in mode and returns the frames the WAL held.
+func (c *checkpointer) run1(mode string) (log int, err error) {
+	var busy, done int
+	err = c.conn.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &log, &done)
+	return log, err
 }
 
 // close stops the checkpointer, after the checkpoint in progress if any,
