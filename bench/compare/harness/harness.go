@@ -218,7 +218,7 @@ func run(c Contender, o options) (*Result, error) {
 	res := &Result{Contender: c.Name, Notes: c.Notes, Mode: o.mode, Sessions: o.sessions, Iterations: o.sessions * workload.Iterations,
 		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	for i := range o.warmup {
-		if err := once(ctx, rt); err != nil {
+		if err := Once(ctx, rt); err != nil {
 			return nil, fmt.Errorf("warm-up session %d: %w", i, err)
 		}
 	}
@@ -239,8 +239,9 @@ func run(c Contender, o options) (*Result, error) {
 	return res, merr
 }
 
-// once runs one session and checks it did exactly the work.
-func once(ctx context.Context, rt *Runtime) error {
+// Once runs one session and checks it did exactly the work: the final
+// text and the tool calls the workload asks for.
+func Once(ctx context.Context, rt *Runtime) error {
 	sctx, s := workload.WithSession(ctx)
 	final, err := rt.Run(sctx)
 	if err != nil {
@@ -290,7 +291,7 @@ func sequential(ctx context.Context, rt *Runtime, o options, res *Result) error 
 	cpu0 := cpuTime()
 	t0 := time.Now()
 	for range o.sessions {
-		if err := once(ctx, rt); err != nil {
+		if err := Once(ctx, rt); err != nil {
 			fails.add(err)
 			if ctx.Err() != nil {
 				break
@@ -349,7 +350,7 @@ func concurrent(ctx context.Context, rt *Runtime, o options, res *Result) error 
 			ready.Done()
 			<-gate
 			start := time.Now()
-			if err := once(ctx, rt); err != nil {
+			if err := Once(ctx, rt); err != nil {
 				fails.add(err)
 			}
 			durs[i] = time.Since(start)

@@ -27,12 +27,7 @@ func TestSessions(t *testing.T) {
 				t.Fatal(err)
 			}
 			for range 3 {
-				ctx, s := workload.WithSession(t.Context())
-				final, err := rt.Run(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := workload.Check(s, final); err != nil {
+				if err := harness.Once(t.Context(), rt); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -67,12 +62,7 @@ func BenchmarkSession(b *testing.B) {
 			defer rt.Close()
 			b.ReportAllocs()
 			for b.Loop() {
-				ctx, s := workload.WithSession(b.Context())
-				final, err := rt.Run(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := workload.Check(s, final); err != nil {
+				if err := harness.Once(b.Context(), rt); err != nil {
 					b.Fatal(err)
 				}
 			}

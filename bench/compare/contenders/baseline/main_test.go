@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/agentloop/agentloop/bench/compare/fake"
 	"github.com/agentloop/agentloop/bench/compare/harness"
-	"github.com/agentloop/agentloop/bench/compare/workload"
 )
 
 func TestSessions(t *testing.T) {
@@ -18,12 +16,7 @@ func TestSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		ctx, s := workload.WithSession(context.Background())
-		final, err := rt.Run(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := workload.Check(s, final); err != nil {
+		if err := harness.Once(t.Context(), rt); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -40,12 +33,7 @@ func BenchmarkSession(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		ctx, s := workload.WithSession(b.Context())
-		final, err := rt.Run(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := workload.Check(s, final); err != nil {
+		if err := harness.Once(b.Context(), rt); err != nil {
 			b.Fatal(err)
 		}
 	}
