@@ -121,13 +121,13 @@ func isHex(c byte) bool {
 // only when s does not look at the value (no bound, no enum, and numbers
 // that are not integers allowed).
 func (p *rawScan) number(s *fastSchema) bool {
-	start := p.i
 	neg := p.i < len(p.b) && p.b[p.i] == '-'
 	if neg {
 		p.i++
 	}
+	start := p.i
 	digits := p.digits()
-	if digits == 0 || (digits > 1 && p.b[p.i-digits] == '0') {
+	if digits == 0 || (digits > 1 && p.b[start] == '0') {
 		return false
 	}
 	plain := true
@@ -155,7 +155,7 @@ func (p *rawScan) number(s *fastSchema) bool {
 		return s.enum == nil && s.minimum == nil && s.maximum == nil && (s.types == tAny || s.types&tNumber != 0)
 	}
 	var n int64
-	for _, c := range p.b[start+btoi(neg) : p.i] {
+	for _, c := range p.b[start : start+digits] {
 		n = n*10 + int64(c-'0')
 	}
 	if neg {
@@ -180,107 +180,83 @@ func (p *rawScan) digits() int {
 	return n
 }
 
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func (p *rawScan) object(s *fastSchema) bool {
 	if s != nil && ((s.types != tAny && s.types&tObject == 0) || s.enum != nil || len(s.required) > 64) {
 		return false
 	}
-	if p.depth++; p.depth > maxRawDepth {
-		return false
-	}
-	p.i++ // {
-	p.space()
 	var seen uint64 // bit j: s.required[j] was seen
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		p.i++
-	} else {
-		for {
-			name, escaped, ok := p.str()
-			if !ok || escaped {
-				return false
-			}
-			p.space()
-			if p.i >= len(p.b) || p.b[p.i] != ':' {
-				return false
-			}
-			p.i++
-			p.space()
-			var ps *fastSchema // nil: any value
-			if s != nil {
-				var known bool
-				ps, known = s.properties[string(name)]
-				if !known && s.noExtra {
-					return false
-				}
-				for j, r := range s.required {
-					if r == string(name) {
-						seen |= 1 << j
-					}
-				}
-			}
-			if !p.value(ps) {
-				return false
-			}
-			p.space()
-			if p.i < len(p.b) && p.b[p.i] == ',' {
-				p.i++
-				p.space()
-				continue
-			}
-			if p.i < len(p.b) && p.b[p.i] == '}' {
-				p.i++
-				break
-			}
+	_, ok := p.list('}', func() bool {
+		name, escaped, ok := p.str()
+		if !ok || escaped {
 			return false
 		}
-	}
-	p.depth--
-	return s == nil || seen == 1<<len(s.required)-1
+		p.space()
+		if p.i >= len(p.b) || p.b[p.i] != ':' {
+			return false
+		}
+		p.i++
+		p.space()
+		var ps *fastSchema // nil: any value
+		if s != nil {
+			var known bool
+			ps, known = s.properties[string(name)]
+			if !known && s.noExtra {
+				return false
+			}
+			for j, r := range s.required {
+				if r == string(name) {
+					seen |= 1 << j
+				}
+			}
+		}
+		return p.value(ps)
+	})
+	return ok && (s == nil || seen == 1<<len(s.required)-1)
 }
 
 func (p *rawScan) array(s *fastSchema) bool {
 	if s != nil && ((s.types != tAny && s.types&tArray == 0) || s.enum != nil) {
 		return false
 	}
-	if p.depth++; p.depth > maxRawDepth {
-		return false
-	}
 	var items *fastSchema
 	if s != nil {
 		items = s.items
 	}
-	p.i++ // [
+	n, ok := p.list(']', func() bool { return p.value(items) })
+	return ok && (s == nil || (n >= s.minItems && (s.maxItems < 0 || n <= s.maxItems)))
+}
+
+// list reads an object's members or an array's elements, from the opening
+// bracket to end, with one reading each; n is how many there were.
+func (p *rawScan) list(end byte, one func() bool) (n int, ok bool) {
+	if p.depth++; p.depth > maxRawDepth {
+		return 0, false
+	}
+	p.i++ // the opening bracket
 	p.space()
-	n := 0
-	if p.i < len(p.b) && p.b[p.i] == ']' {
+	if p.i < len(p.b) && p.b[p.i] == end {
 		p.i++
-	} else {
-		for {
-			if !p.value(items) {
-				return false
-			}
-			n++
+		p.depth--
+		return 0, true
+	}
+	for {
+		if !one() {
+			return n, false
+		}
+		n++
+		p.space()
+		switch {
+		case p.i < len(p.b) && p.b[p.i] == ',':
+			p.i++
 			p.space()
-			if p.i < len(p.b) && p.b[p.i] == ',' {
-				p.i++
-				p.space()
-				continue
-			}
-			if p.i < len(p.b) && p.b[p.i] == ']' {
-				p.i++
-				break
-			}
-			return false
+		case p.i < len(p.b) && p.b[p.i] == end:
+			p.i++
+			p.depth--
+			return n, true
+		default:
+			return n, false
 		}
 	}
-	p.depth--
-	return s == nil || (n >= s.minItems && (s.maxItems < 0 || n <= s.maxItems))
 }
 
 // admitsString reports whether s admits a string whose bytes between the

@@ -3,6 +3,7 @@ package tool
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -93,6 +94,8 @@ func TestValidObjectJudgesOrdinaryArguments(t *testing.T) {
 		{1, `{"tags":[]}`, false},
 		{2, `{"x":-2.5e3,"o":{"k":false}}`, true},
 		{2, `{"o":{"k":"yes"}}`, false},
+		// Nested deeper than it follows: left to the full validator.
+		{1, `{"other":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`, false},
 	} {
 		fs := compileFast(json.RawMessage(fastSchemas[c.schema]))
 		if got := fs.validObject([]byte(c.doc)); got != c.want {
