@@ -236,9 +236,10 @@ func (w *writer) oneTrip() bool {
 }
 
 // writeOneTrip writes the batch in one round trip: each append is one
-// statement (appendStatement), all of them sent as one pipeline, which PostgreSQL runs as one
-// implicit transaction — committed whole, or not at all, when the pipeline
-// ends. A session not cached is taken to be new. An append that wrote
+// statement (appendStatement), all of them sent as one pipeline, which
+// PostgreSQL runs as one implicit transaction — committed whole, or not
+// at all, when the pipeline ends. A session not cached is taken to be
+// new. An append that wrote
 // nothing — the log moved on elsewhere, the lease changed hands, the
 // session exists already — is returned in stale, untouched, to be written
 // again by writeAll, which reads what it needs.
@@ -250,6 +251,7 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 	var b pgx.Batch
 	planned := map[string]loop.Summary{}
 	sums := make([]loop.Summary, len(w.taken))
+	runs := make([]appendcheck.Run, len(w.taken))
 	for i, r := range w.taken {
 		run := r.Runs[0]
 		sum, ok := planned[run.SessionID]
@@ -258,11 +260,7 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 		}
 		q, args, next := w.appendStatement(r, run, r.Data[0], sum)
 		b.Queue(q, args...)
-		planned[run.SessionID], sums[i] = next, next
-	}
-	runs := make([]appendcheck.Run, len(w.taken))
-	for i, r := range w.taken {
-		runs[i] = r.Runs[0]
+		planned[run.SessionID], sums[i], runs[i] = next, next, run
 	}
 	br := conn.SendBatch(ctx, &b)
 	written, err := readAppends(br, runs)
@@ -275,15 +273,11 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 	}
 	for i, ok := range written {
 		wrote[i] = []bool{ok}
-		if !ok {
-			stale = append(stale, i)
-		}
-	}
-	for i, r := range w.taken {
-		if wrote[i][0] {
-			w.cache[r.Runs[0].SessionID] = sums[i]
+		if ok {
+			w.cache[runs[i].SessionID] = sums[i]
 		} else {
-			delete(w.cache, r.Runs[0].SessionID)
+			delete(w.cache, runs[i].SessionID)
+			stale = append(stale, i)
 		}
 	}
 	return stale, nil
