@@ -47,21 +47,27 @@ func unreachableHint(baseURL string) func(name string) string {
 }
 
 // wholeReply is a non-streaming chat.completion.
+// Its fields are also read by decodeWhole (whole.go): a field added here
+// is added there.
 type wholeReply struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Index   int `json:"index"`
-		Message struct {
-			Content          *string        `json:"content"`
-			ReasoningContent string         `json:"reasoning_content"`
-			Reasoning        string         `json:"reasoning"`
-			Refusal          *string        `json:"refusal"`
-			ToolCalls        []wireToolCall `json:"tool_calls"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *wireUsage      `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Model   string          `json:"model"`
+	Choices []wholeChoice   `json:"choices"`
+	Usage   *wireUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type wholeChoice struct {
+	Index        int          `json:"index"`
+	Message      wholeMessage `json:"message"`
+	FinishReason string       `json:"finish_reason"`
+}
+
+type wholeMessage struct {
+	Content          *string        `json:"content"`
+	ReasoningContent string         `json:"reasoning_content"`
+	Reasoning        string         `json:"reasoning"`
+	Refusal          *string        `json:"refusal"`
+	ToolCalls        []wireToolCall `json:"tool_calls"`
 }
 
 // parseJSON reads a whole chat.completion (also when a server ignored
@@ -77,9 +83,12 @@ func (c *Client) parseJSON(r *transport.Reply) (*model.Response, error) {
 	}
 	defer transport.PutBuffer(buf)
 	var w wholeReply
-	dec := transport.GetJSONDecoder()
-	err = dec.Unmarshal(buf.Bytes(), &w)
-	transport.PutJSONDecoder(dec)
+	if !decodeWhole(buf.Bytes(), &w) {
+		w = wholeReply{}
+		dec := transport.GetJSONDecoder()
+		err = dec.Unmarshal(buf.Bytes(), &w)
+		transport.PutJSONDecoder(dec)
+	}
 	if err != nil {
 		return nil, r.Malformed("%s (%v)", transport.DescribeBody(r.MediaType, buf.Bytes()), transport.JSONErr(err))
 	}
