@@ -123,7 +123,10 @@ type Result struct {
 	RSSPerSession        float64 `json:"rss_per_session_bytes,omitempty"`
 	HeapPerSession       float64 `json:"heap_per_session_bytes,omitempty"`
 	GoroutinesPerSession float64 `json:"goroutines_per_session,omitempty"`
-	ProbeAfterMs         float64 `json:"probe_after_ms,omitempty"`
+	// StackPerSession is the goroutine stack memory per session at the
+	// probe: part of RSS the heap figures do not show.
+	StackPerSession float64 `json:"stack_per_session_bytes,omitempty"`
+	ProbeAfterMs    float64 `json:"probe_after_ms,omitempty"`
 	// With -hold: the sessions the server held when the sample was taken,
 	// and the RSS growth per session at that moment.
 	HeldAtProbe          int64   `json:"held_at_probe,omitempty"`
@@ -423,6 +426,7 @@ func concurrent(ctx context.Context, rt *Runtime, o options, res *Result) error 
 		// per session for every contender.
 		res.HeapPerSession = (float64(heapProbe) - float64(m0.HeapAlloc)) / float64(n)
 		res.GoroutinesPerSession = float64(gProbe-g0) / float64(n)
+		res.StackPerSession = (float64(mp.StackInuse) - float64(m0.StackInuse)) / float64(n)
 	}
 	return fails.into(res)
 }
