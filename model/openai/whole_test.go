@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	pt "github.com/agentloop/agentloop/model/internal/providertest"
@@ -25,6 +26,7 @@ var ordinaryReplies = []string{
 	`{"usage":null,"choices":[{"message":{"content":"x"}}]}`,
 	`{"usage":{"prompt_tokens":null,"prompt_tokens_details":null,"completion_tokens_details":null}}`,
 	`{"id":"x","object":"chat.completion","created":1,"system_fingerprint":null,"service_tier":"default","choices":[{"logprobs":null,"message":{"role":"assistant","annotations":[],"audio":null,"content":"a"}}],"error":"e"}`,
+	`{"x":{"s":"fp_\u00e9\n\"é","n":-0.5E+2,"e":[],"o":{},"a":[{"b":[0,1e-3,true]}]},"choices":[{"message":{"content":"x"}}]}`,
 	" \n{ \"choices\" : [ { \"message\" : { \"content\" : \"x\" } } ] }\n\n",
 }
 
@@ -56,6 +58,13 @@ func TestDecodeWholeLeavesTheUnusualToEncodingJSON(t *testing.T) {
 		`{"model":5}`, `{"choices":{}}`, `{"choices":[5]}`, `{"choices":[{"message":[]}]}`, `{"choices":[{"message":{"content":5}}]}`,
 		`{"choices":[{"message":{"tool_calls":{}}}]}`, `{"choices":[{"message":{"tool_calls":[{"function":"f"}]}}]}`,
 		`{"usage":[]}`, `{"usage":{"prompt_tokens":"1"}}`, `{"usage":{"prompt_tokens_details":5}}`,
+		// Syntax errors, in the fields read and in those skipped.
+		`{"model":"m",}`, `{"model" "m"}`, `{"model":"m" "x":1}`, `{"choices":[{},]}`, `{"choices":[{}}`, `{,"model":"m"}`,
+		`{"model":"a\qb"}`, "{\"model\":\"a\tb\"}", `{"model":"a\u12"}`, `{"model":"abc`,
+		`{"x":01}`, `{"x":1.}`, `{"x":-}`, `{"x":1e}`, `{"x":.5}`, `{"x":tru}`, `{"x":nul}`, `{"x":[1,]}`, `{"x":{"a"}}`,
+		`{"x":{"a":1,}}`, `{"x":"\x"}`, "{\"x\":\"\x01\"}", `{"x":[}`, `{"x":"\u00g0"}`, `{"choices":[{"index":01}]}`,
+		// Valid, but nested deeper than skip follows.
+		`{"x":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`,
 	} {
 		var w wholeReply
 		if decodeWhole([]byte(b), &w) {
