@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
 )
 
 func TestFinishedMatchesLoop(t *testing.T) {
@@ -68,5 +69,44 @@ func TestLoadAfterUsesIndex(t *testing.T) {
 	joined := strings.Join(plan, "; ")
 	if len(plan) != 1 || !strings.Contains(joined, "USING INDEX") || !strings.Contains(joined, "last_seq>?") {
 		t.Fatalf("query plan %q: want one search of the (session_id, last_seq) index with last_seq>?", joined)
+	}
+}
+
+// Listing one tenant's or one workspace's sessions searches its partial
+// index (schema 8), which a filter can use only by stating that the value
+// is not empty.
+func TestListByTenantOrWorkspaceUsesItsIndex(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "plan.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		f     store.Filter
+		index string
+	}{
+		{store.Filter{Tenant: "acme"}, "sessions_tenant_newest"},
+		{store.Filter{Tenant: "acme", Limit: 10}, "sessions_tenant_newest"},
+		{store.Filter{Workspace: "/work/x"}, "sessions_workspace"},
+		{store.Filter{}, "sessions_newest"},
+	} {
+		q, args := listSQL(c.f)
+		rows, err := s.rdb.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notUsed int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if joined := strings.Join(plan, "; "); !strings.Contains(joined, "INDEX "+c.index) {
+			t.Errorf("filter %+v: query plan %q, want a search of %s", c.f, joined, c.index)
+		}
 	}
 }

@@ -2,12 +2,14 @@ package sqlite
 
 import (
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/storetest"
 )
 
@@ -114,5 +116,64 @@ func TestFrames(t *testing.T) {
 		if _, _, err := nextFrame([]byte(bad)); err == nil {
 			t.Errorf("frame %q was accepted", bad)
 		}
+	}
+}
+
+// A schema 7 database's tenant and workspace indexes become partial
+// (schema 8) and still find every session that has one.
+func TestMigrationToPartialIndexesKeepsListing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v7.db")
+	db, err := sql.Open(driverName, dsn(path, options{busyTimeout: time.Second}, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range migrations[:7] {
+		if _, err := db.Exec(m); err != nil {
+			t.Fatalf("migration %d: %v", i+1, err)
+		}
+	}
+	if _, err := db.Exec(`PRAGMA user_version = 7`); err != nil {
+		t.Fatal(err)
+	}
+	for i, tw := range [][2]string{{"", ""}, {"acme", ""}, {"acme", "/w/a"}, {"", "/w/a"}, {"other", "/w/b"}} {
+		if _, err := db.Exec(`INSERT INTO sessions (id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace) VALUES (?, 't', 'm', 'running', '', 0, 0, 0, ?, 0, 0, ?, ?)`,
+			fmt.Sprintf("s%d", i), i, tw[0], tw[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ids := func(f store.Filter) []string {
+		sums, err := s.List(t.Context(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, sum := range sums {
+			out = append(out, sum.ID)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		f    store.Filter
+		want []string
+	}{
+		{store.Filter{Tenant: "acme"}, []string{"s2", "s1"}},
+		{store.Filter{Workspace: "/w/a"}, []string{"s3", "s2"}},
+		{store.Filter{Tenant: "acme", Workspace: "/w/a"}, []string{"s2"}},
+		{store.Filter{}, []string{"s4", "s3", "s2", "s1", "s0"}},
+	} {
+		if got := ids(c.f); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("list %+v: %v, want %v", c.f, got, c.want)
+		}
+	}
+	var partial int
+	if err := s.rdb.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name IN ('sessions_tenant_newest', 'sessions_workspace') AND sql LIKE '%WHERE%'`).Scan(&partial); err != nil || partial != 2 {
+		t.Fatalf("partial indexes after migrating: %d, %v", partial, err)
 	}
 }

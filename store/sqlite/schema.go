@@ -127,10 +127,20 @@ INSERT INTO event_batches (session_id, first_seq, last_seq, events)
 	FROM events ORDER BY id;
 DROP TABLE events;
 `,
+	// 8: the tenant and workspace indexes hold only sessions that have
+	// one. Most sessions have neither (a library user's, a server without
+	// tenants), and a new session's commit then writes two index pages
+	// fewer — 8.6 WAL frames instead of 10.6 for a short session.
+	`
+DROP INDEX sessions_tenant_newest;
+CREATE INDEX sessions_tenant_newest ON sessions (tenant, created_at DESC, id DESC) WHERE tenant <> '';
+DROP INDEX sessions_workspace;
+CREATE INDEX sessions_workspace ON sessions (workspace) WHERE workspace <> '';
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrate brings the database to SchemaVersion, one transaction per step,
 // and refuses a database from a newer build. The version is read inside a

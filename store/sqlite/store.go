@@ -457,12 +457,11 @@ func (s *Store) LoadAfter(ctx context.Context, sessionID string, after int64) ([
 // test keeps the two in step.
 var finished = []loop.Status{loop.StatusCompleted, loop.StatusFailed, loop.StatusTerminated, loop.StatusError}
 
-// List returns session summaries, newest first (by creation time, then by
-// ID, both descending).
-func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error) {
-	if s.isClosed.Load() {
-		return nil, fmt.Errorf("sqlite store %s: list: %w", s.path, store.ErrClosed)
-	}
+// listSQL builds List's query and its arguments. The tenant and workspace
+// indexes hold only sessions that have one (schema version 8), so a filter
+// on either also states that it is not empty: SQLite uses a partial index
+// only for a query whose WHERE has its WHERE's terms.
+func listSQL(f store.Filter) (string, []any) {
 	var (
 		q    strings.Builder
 		args []any
@@ -486,7 +485,8 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 		and = " AND "
 	}
 	if f.Tenant != "" {
-		q.WriteString(and + "tenant = ?")
+		// The term the tenant index's WHERE needs to be usable.
+		q.WriteString(and + "tenant = ? AND tenant <> ''")
 		args = append(args, f.Tenant)
 		and = " AND "
 	}
@@ -501,7 +501,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 		and = " AND "
 	}
 	if f.Workspace != "" {
-		q.WriteString(and + "workspace = ?")
+		q.WriteString(and + "workspace = ? AND workspace <> ''")
 		args = append(args, f.Workspace)
 		and = " AND "
 	}
@@ -519,7 +519,17 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 		q.WriteString(" LIMIT ? OFFSET ?")
 		args = append(args, limit, max(0, f.Offset))
 	}
-	rows, err := s.rdb.QueryContext(ctx, q.String(), args...)
+	return q.String(), args
+}
+
+// List returns session summaries, newest first (by creation time, then by
+// ID, both descending).
+func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error) {
+	if s.isClosed.Load() {
+		return nil, fmt.Errorf("sqlite store %s: list: %w", s.path, store.ErrClosed)
+	}
+	q, args := listSQL(f)
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, s.readErr("list sessions", err)
 	}
