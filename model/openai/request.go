@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/agentloop/agentloop/internal/jsonw"
 	"github.com/agentloop/agentloop/model"
-	"github.com/agentloop/agentloop/model/internal/transport"
 )
 
 // wireToolCall is a tool call in a reply.
@@ -41,7 +41,7 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 func (c *Client) appendRequest(b []byte, name string, req *model.Request, stream bool) ([]byte, error) {
 	var err error
 	b = append(b, `{"model":`...)
-	b = transport.AppendJSONString(b, name)
+	b = jsonw.AppendString(b, name, false)
 	b = append(b, `,"messages":[`...)
 	// Reasoning goes back for the replies since the last user message —
 	// the tool loop under way, which thinking models (DeepSeek) need to
@@ -67,17 +67,17 @@ func (c *Client) appendRequest(b []byte, name string, req *model.Request, stream
 				b = append(b, ',')
 			}
 			b = append(b, `{"type":"function","function":{"name":`...)
-			b = transport.AppendJSONString(b, t.Name)
+			b = jsonw.AppendString(b, t.Name, false)
 			if t.Description != "" {
 				b = append(b, `,"description":`...)
-				b = transport.AppendJSONString(b, t.Description)
+				b = jsonw.AppendString(b, t.Description, false)
 			}
 			b = append(b, `,"parameters":`...)
 			params := t.Parameters
 			if len(params) == 0 {
 				params = emptySchema
 			}
-			if b, err = transport.AppendJSONRaw(b, params); err != nil {
+			if b, err = jsonw.AppendRaw(b, params); err != nil {
 				return b, err
 			}
 			b = append(b, "}}"...)
@@ -89,16 +89,16 @@ func (c *Client) appendRequest(b []byte, name string, req *model.Request, stream
 		case "":
 		case model.ToolChoiceAuto, model.ToolChoiceRequired, model.ToolChoiceNone:
 			b = append(b, `,"tool_choice":`...)
-			b = transport.AppendJSONString(b, req.ToolChoice)
+			b = jsonw.AppendString(b, req.ToolChoice, false)
 		default:
 			b = append(b, `,"tool_choice":{"type":"function","function":{"name":`...)
-			b = transport.AppendJSONString(b, req.ToolChoice)
+			b = jsonw.AppendString(b, req.ToolChoice, false)
 			b = append(b, "}}"...)
 		}
 	}
 	if c.cfg.ReasoningEffort != "" {
 		b = append(b, `,"reasoning_effort":`...)
-		b = transport.AppendJSONString(b, c.cfg.ReasoningEffort)
+		b = jsonw.AppendString(b, c.cfg.ReasoningEffort, false)
 	}
 	if req.MaxTokens > 0 {
 		if c.cfg.MaxTokensField == "max_completion_tokens" {
@@ -110,7 +110,7 @@ func (c *Client) appendRequest(b []byte, name string, req *model.Request, stream
 	}
 	if req.Temperature != nil {
 		b = append(b, `,"temperature":`...)
-		if b, err = transport.AppendJSONFloat(b, *req.Temperature); err != nil {
+		if b, err = jsonw.AppendFloat(b, *req.Temperature); err != nil {
 			return b, err
 		}
 	}
@@ -122,7 +122,7 @@ func (c *Client) appendRequest(b []byte, name string, req *model.Request, stream
 
 func appendMessage(b []byte, m *model.Message, withReasoning bool) []byte {
 	b = append(b, `{"role":`...)
-	b = transport.AppendJSONString(b, string(m.Role))
+	b = jsonw.AppendString(b, string(m.Role), false)
 	if withReasoning && m.Role == model.RoleAssistant {
 		var text []byte
 		for _, r := range m.Reasoning {
@@ -132,7 +132,7 @@ func appendMessage(b []byte, m *model.Message, withReasoning bool) []byte {
 		}
 		if len(text) > 0 {
 			b = append(b, `,"reasoning_content":`...)
-			b = transport.AppendJSONString(b, text)
+			b = jsonw.AppendString(b, text, false)
 		}
 	}
 	calls := m.Role == model.RoleAssistant && len(m.ToolCalls) > 0
@@ -140,7 +140,7 @@ func appendMessage(b []byte, m *model.Message, withReasoning bool) []byte {
 		b = append(b, `,"content":null`...)
 	} else {
 		b = append(b, `,"content":`...)
-		b = transport.AppendJSONString(b, m.Content)
+		b = jsonw.AppendString(b, m.Content, false)
 	}
 	if calls {
 		b = append(b, `,"tool_calls":[`...)
@@ -150,14 +150,14 @@ func appendMessage(b []byte, m *model.Message, withReasoning bool) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"id":`...)
-			b = transport.AppendJSONString(b, tc.ID)
+			b = jsonw.AppendString(b, tc.ID, false)
 			b = append(b, `,"type":"function","function":{"name":`...)
-			b = transport.AppendJSONString(b, tc.Name)
+			b = jsonw.AppendString(b, tc.Name, false)
 			b = append(b, `,"arguments":`...)
 			if len(tc.Arguments) == 0 {
 				b = append(b, `"{}"`...)
 			} else {
-				b = transport.AppendJSONString(b, []byte(tc.Arguments))
+				b = jsonw.AppendString(b, []byte(tc.Arguments), false)
 			}
 			b = append(b, '}')
 			if len(tc.Extra) > 0 && json.Valid(tc.Extra) {
@@ -170,7 +170,7 @@ func appendMessage(b []byte, m *model.Message, withReasoning bool) []byte {
 	}
 	if m.Role == model.RoleTool && m.ToolCallID != "" {
 		b = append(b, `,"tool_call_id":`...)
-		b = transport.AppendJSONString(b, m.ToolCallID)
+		b = jsonw.AppendString(b, m.ToolCallID, false)
 	}
 	return append(b, '}')
 }

@@ -1,4 +1,8 @@
-package transport
+// Package jsonw appends JSON values by hand, byte for byte as
+// encoding/json writes them, for the encoders that skip reflection: the
+// request bodies the providers send and the event payloads the runner
+// stores.
+package jsonw
 
 import (
 	"bytes"
@@ -9,22 +13,22 @@ import (
 	"unicode/utf8"
 )
 
-// Appending JSON by hand, for request bodies built without intermediate
-// structs. Each function writes exactly what a json.Encoder with
-// SetEscapeHTML(false) writes for the same value, and fails the same way.
+// Each function writes exactly what encoding/json writes for the same
+// value, and fails the same way.
 
 const hexDigits = "0123456789abcdef"
 
-// AppendJSONString appends s as a JSON string: '"' and '\\' and control
+// AppendString appends s as a JSON string: '"' and '\\' and control
 // characters escaped (\b \f \n \r \t short), invalid UTF-8 replaced by
-// \ufffd, U+2028 and U+2029 escaped, everything else (<, >, & included)
-// as is.
-func AppendJSONString[T string | []byte](dst []byte, s T) []byte {
+// \ufffd, U+2028 and U+2029 escaped, and <, > and & escaped when html is
+// set (as json.Marshal does) or as is (a json.Encoder with
+// SetEscapeHTML(false)); everything else as is.
+func AppendString[T string | []byte](dst []byte, s T, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
+			if b >= 0x20 && b != '"' && b != '\\' && (!html || (b != '<' && b != '>' && b != '&')) {
 				i++
 				continue
 			}
@@ -71,10 +75,10 @@ func AppendJSONString[T string | []byte](dst []byte, s T) []byte {
 	return append(dst, '"')
 }
 
-// AppendJSONFloat appends f as encoding/json writes a float64 (ES6 number
+// AppendFloat appends f as encoding/json writes a float64 (ES6 number
 // formatting). NaN and infinities fail with the *json.UnsupportedValueError
 // encoding/json returns.
-func AppendJSONFloat(dst []byte, f float64) ([]byte, error) {
+func AppendFloat(dst []byte, f float64) ([]byte, error) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return dst, &json.UnsupportedValueError{Value: reflect.ValueOf(f), Str: strconv.FormatFloat(f, 'g', -1, 64)}
 	}
@@ -97,10 +101,10 @@ func AppendJSONFloat(dst []byte, f float64) ([]byte, error) {
 
 var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
-// AppendJSONRaw appends raw compacted, as encoding/json writes a
-// json.RawMessage: nil as null, invalid JSON failing with the
-// *json.MarshalerError encoding/json returns.
-func AppendJSONRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
+// AppendRaw appends raw compacted, as a json.Encoder with
+// SetEscapeHTML(false) writes a json.RawMessage: nil as null, invalid JSON
+// failing with the *json.MarshalerError encoding/json returns.
+func AppendRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
 	if raw == nil {
 		return append(dst, "null"...), nil
 	}
