@@ -95,13 +95,24 @@ func NewEvent(sessionID string, seq int64, at time.Time, p Payload) Event {
 	return Event{SessionID: sessionID, Seq: seq, Type: t, Version: payloads[t].version, Time: at, Data: p}
 }
 
-// EncodeData returns the JSON encoding of the payload, as stored.
-func (e Event) EncodeData() ([]byte, error) {
-	b, err := json.Marshal(e.Data)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: encode event %d (%s): %w", e.SessionID, e.Seq, e.Type, err)
+// EncodeData returns the JSON encoding of the payload, as stored: what
+// json.Marshal writes for it.
+func (e Event) EncodeData() ([]byte, error) { return e.AppendData(nil) }
+
+// AppendData appends the JSON encoding of the payload to b, as EncodeData
+// returns it.
+func (e Event) AppendData(b []byte) ([]byte, error) {
+	if out, ok := appendPayload(b, e.Data); ok {
+		return out, nil
 	}
-	return b, nil
+	m, err := json.Marshal(e.Data)
+	if err != nil {
+		return b, fmt.Errorf("session %s: encode event %d (%s): %w", e.SessionID, e.Seq, e.Type, err)
+	}
+	if b == nil {
+		return m, nil
+	}
+	return append(b, m...), nil
 }
 
 // DecodeEvent rebuilds an event from its stored parts. Unknown types and

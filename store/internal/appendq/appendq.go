@@ -61,19 +61,35 @@ func New(ctx context.Context, events []loop.Event, fenced bool, token int64, don
 	return r, nil
 }
 
-// encode fills Data, once.
+// encode fills Data, once. The payloads are encoded one after another
+// into one buffer, and Data slices it: one allocation for a request's
+// payloads rather than one each.
 func (r *Request) encode() error {
 	if r.Data != nil || len(r.Runs) == 0 {
 		return nil
 	}
-	data := make([][][]byte, len(r.Runs))
-	for i, run := range r.Runs {
-		data[i] = make([][]byte, len(run.Events))
-		for j, e := range run.Events {
+	n := r.Size()
+	buf := make([]byte, 0, 160*n) // about a model reply's payload each
+	ends := make([]int, n)
+	k := 0
+	for _, run := range r.Runs {
+		for _, e := range run.Events {
 			var err error
-			if data[i][j], err = e.EncodeData(); err != nil {
+			if buf, err = e.AppendData(buf); err != nil {
 				return err
 			}
+			ends[k] = len(buf)
+			k++
+		}
+	}
+	data := make([][][]byte, len(r.Runs))
+	k, start := 0, 0
+	for i, run := range r.Runs {
+		data[i] = make([][]byte, len(run.Events))
+		for j := range run.Events {
+			data[i][j] = buf[start:ends[k]:ends[k]]
+			start = ends[k]
+			k++
 		}
 	}
 	r.Data = data
