@@ -69,7 +69,7 @@ func (r *Request) encode() error {
 		return nil
 	}
 	n := r.Size()
-	buf := make([]byte, 0, 160*n) // about a model reply's payload each
+	buf := make([]byte, 0, 96*n) // a short session averages 78 bytes a payload
 	ends := make([]int, n)
 	k := 0
 	for _, run := range r.Runs {
