@@ -43,12 +43,7 @@ func appendPayload(b []byte, p Payload) ([]byte, bool) {
 		if p == nil {
 			return b, false
 		}
-		b = append(b, `{"iteration":`...)
-		b = strconv.AppendInt(b, int64(p.Iteration), 10)
-		b = append(b, `,"call_id":`...)
-		b = jsonw.AppendString(b, p.CallID, true)
-		b = append(b, `,"name":`...)
-		b = jsonw.AppendString(b, p.Name, true)
+		b = appendCallHead(b, p.Iteration, p.CallID, p.Name)
 		b = append(b, `,"input":`...)
 		b, ok := appendPlainRaw(b, p.Input)
 		return append(b, '}'), ok
@@ -56,12 +51,7 @@ func appendPayload(b []byte, p Payload) ([]byte, bool) {
 		if p == nil || len(p.Modified) > 0 {
 			return b, false
 		}
-		b = append(b, `{"iteration":`...)
-		b = strconv.AppendInt(b, int64(p.Iteration), 10)
-		b = append(b, `,"call_id":`...)
-		b = jsonw.AppendString(b, p.CallID, true)
-		b = append(b, `,"name":`...)
-		b = jsonw.AppendString(b, p.Name, true)
+		b = appendCallHead(b, p.Iteration, p.CallID, p.Name)
 		b = append(b, `,"output":`...)
 		b = jsonw.AppendString(b, p.Output, true)
 		b = optTrue(b, `,"is_error":true`, p.IsError)
@@ -78,6 +68,17 @@ func appendPayload(b []byte, p Payload) ([]byte, bool) {
 		return appendModelResponded(b, p)
 	}
 	return b, false
+}
+
+// appendCallHead opens a tool event's object with the fields tool.started
+// and tool.finished begin with.
+func appendCallHead(b []byte, iteration int, callID, name string) []byte {
+	b = append(b, `{"iteration":`...)
+	b = strconv.AppendInt(b, int64(iteration), 10)
+	b = append(b, `,"call_id":`...)
+	b = jsonw.AppendString(b, callID, true)
+	b = append(b, `,"name":`...)
+	return jsonw.AppendString(b, name, true)
 }
 
 func appendModelResponded(b []byte, p *ModelResponded) ([]byte, bool) {

@@ -529,41 +529,48 @@ func (p *wholeParser) array(elem func() bool) (isNull, ok bool) {
 	}
 }
 
-func (p *wholeParser) choices(w *wholeReply) bool {
-	list := make([]wholeChoice, 0, 1)
-	isNull, ok := p.array(func() bool {
-		list = append(list, wholeChoice{})
-		c := &list[len(list)-1]
+// objectList reads an array of objects, or null, into a new slice: each
+// element is read by object with fields and member, a null one left zero.
+func objectList[T any](p *wholeParser, fields []string, member func(v *T, k int) bool) (list []T, isNull, ok bool) {
+	list = make([]T, 0, 1)
+	isNull, ok = p.array(func() bool {
+		list = append(list, *new(T))
+		v := &list[len(list)-1]
 		if p.null() {
 			return true
 		}
-		return p.object(choiceFields, func(k int) bool {
-			switch k {
-			case 0:
-				if p.null() {
-					return true
-				}
-				m := &c.Message
-				return p.object(messageFields, func(k int) bool {
-					switch k {
-					case 0:
-						return p.optStr(&m.Content)
-					case 1:
-						return p.toolCalls(&m.ToolCalls)
-					case 2:
-						return p.str(&m.ReasoningContent)
-					case 3:
-						return p.str(&m.Reasoning)
-					default:
-						return p.optStr(&m.Refusal)
-					}
-				})
-			case 1:
-				return p.str(&c.FinishReason)
-			default:
-				return p.integer(&c.Index)
+		return p.object(fields, func(k int) bool { return member(v, k) })
+	})
+	return list, isNull, ok
+}
+
+func (p *wholeParser) choices(w *wholeReply) bool {
+	list, isNull, ok := objectList(p, choiceFields, func(c *wholeChoice, k int) bool {
+		switch k {
+		case 0:
+			if p.null() {
+				return true
 			}
-		})
+			m := &c.Message
+			return p.object(messageFields, func(k int) bool {
+				switch k {
+				case 0:
+					return p.optStr(&m.Content)
+				case 1:
+					return p.toolCalls(&m.ToolCalls)
+				case 2:
+					return p.str(&m.ReasoningContent)
+				case 3:
+					return p.str(&m.Reasoning)
+				default:
+					return p.optStr(&m.Refusal)
+				}
+			})
+		case 1:
+			return p.str(&c.FinishReason)
+		default:
+			return p.integer(&c.Index)
+		}
 	})
 	if ok && !isNull {
 		w.Choices = list
@@ -571,43 +578,32 @@ func (p *wholeParser) choices(w *wholeReply) bool {
 	return ok
 }
 
+// toolCalls reads tool_calls into *calls, which is nil (a key is read once).
 func (p *wholeParser) toolCalls(calls *[]wireToolCall) bool {
-	list := make([]wireToolCall, 0, 1)
-	isNull, ok := p.array(func() bool {
-		list = append(list, wireToolCall{})
-		tc := &list[len(list)-1]
-		if p.null() {
-			return true
-		}
-		return p.object(callFields, func(k int) bool {
-			switch k {
-			case 0:
-				return p.str(&tc.ID)
-			case 1:
-				return p.str(&tc.Type)
-			case 2:
-				if p.null() {
-					return true
-				}
-				return p.object(functionFields, func(k int) bool {
-					if k == 0 {
-						return p.str(&tc.Function.Name)
-					}
-					return p.str(&tc.Function.Arguments)
-				})
-			default:
-				var ok bool
-				tc.ExtraContent, ok = p.raw()
-				return ok
+	list, isNull, ok := objectList(p, callFields, func(tc *wireToolCall, k int) bool {
+		switch k {
+		case 0:
+			return p.str(&tc.ID)
+		case 1:
+			return p.str(&tc.Type)
+		case 2:
+			if p.null() {
+				return true
 			}
-		})
-	})
-	if ok {
-		if isNull {
-			*calls = nil
-		} else {
-			*calls = list
+			return p.object(functionFields, func(k int) bool {
+				if k == 0 {
+					return p.str(&tc.Function.Name)
+				}
+				return p.str(&tc.Function.Arguments)
+			})
+		default:
+			var ok bool
+			tc.ExtraContent, ok = p.raw()
+			return ok
 		}
+	})
+	if ok && !isNull {
+		*calls = list
 	}
 	return ok
 }

@@ -52,20 +52,7 @@ func TestLoadAfterUsesIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	rows, err := s.rdb.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+loadAfterSQL, "x", 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notUsed int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
+	plan := queryPlan(t, s, loadAfterSQL, "x", 5)
 	joined := strings.Join(plan, "; ")
 	if len(plan) != 1 || !strings.Contains(joined, "USING INDEX") || !strings.Contains(joined, "last_seq>?") {
 		t.Fatalf("query plan %q: want one search of the (session_id, last_seq) index with last_seq>?", joined)
@@ -91,22 +78,31 @@ func TestListByTenantOrWorkspaceUsesItsIndex(t *testing.T) {
 		{store.Filter{}, "sessions_newest"},
 	} {
 		q, args := listSQL(c.f)
-		rows, err := s.rdb.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notUsed int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		if joined := strings.Join(plan, "; "); !strings.Contains(joined, "INDEX "+c.index) {
+		if joined := strings.Join(queryPlan(t, s, q, args...), "; "); !strings.Contains(joined, "INDEX "+c.index) {
 			t.Errorf("filter %+v: query plan %q, want a search of %s", c.f, joined, c.index)
 		}
 	}
+}
+
+// queryPlan returns the steps of SQLite's plan for q.
+func queryPlan(t *testing.T, s *Store, q string, args ...any) []string {
+	t.Helper()
+	rows, err := s.rdb.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }

@@ -18,18 +18,7 @@ import (
 // were.
 func TestMigrationToEventBatchesKeepsEveryEvent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v6.db")
-	db, err := sql.Open(driverName, dsn(path, options{busyTimeout: time.Second}, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, m := range migrations[:6] {
-		if _, err := db.Exec(m); err != nil {
-			t.Fatalf("migration %d: %v", i+1, err)
-		}
-	}
-	if _, err := db.Exec(`PRAGMA user_version = 6`); err != nil {
-		t.Fatal(err)
-	}
+	db := databaseAt(t, path, 6)
 	// Payloads with newlines, spaces and a frame-like line in their
 	// strings, and a zero time, must survive the reframing.
 	odd := loop.NewEvent("b", 2, time.Time{}, &loop.Warning{Message: "line one\n0 1 2 3\nx 1 0 5\n{\"a\":1}\n  end — déjà 日本"})
@@ -123,18 +112,7 @@ func TestFrames(t *testing.T) {
 // (schema 8) and still find every session that has one.
 func TestMigrationToPartialIndexesKeepsListing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v7.db")
-	db, err := sql.Open(driverName, dsn(path, options{busyTimeout: time.Second}, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, m := range migrations[:7] {
-		if _, err := db.Exec(m); err != nil {
-			t.Fatalf("migration %d: %v", i+1, err)
-		}
-	}
-	if _, err := db.Exec(`PRAGMA user_version = 7`); err != nil {
-		t.Fatal(err)
-	}
+	db := databaseAt(t, path, 7)
 	for i, tw := range [][2]string{{"", ""}, {"acme", ""}, {"acme", "/w/a"}, {"", "/w/a"}, {"other", "/w/b"}} {
 		if _, err := db.Exec(`INSERT INTO sessions (id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace) VALUES (?, 't', 'm', 'running', '', 0, 0, 0, ?, 0, 0, ?, ?)`,
 			fmt.Sprintf("s%d", i), i, tw[0], tw[1]); err != nil {
@@ -176,4 +154,23 @@ func TestMigrationToPartialIndexesKeepsListing(t *testing.T) {
 	if err := s.rdb.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name IN ('sessions_tenant_newest', 'sessions_workspace') AND sql LIKE '%WHERE%'`).Scan(&partial); err != nil || partial != 2 {
 		t.Fatalf("partial indexes after migrating: %d, %v", partial, err)
 	}
+}
+
+// databaseAt makes a database at path with the schema of the given
+// version, as a build of that time left it, for a migration to take up.
+func databaseAt(t *testing.T, path string, version int) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(driverName, dsn(path, options{busyTimeout: time.Second}, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range migrations[:version] {
+		if _, err := db.Exec(m); err != nil {
+			t.Fatalf("migration %d: %v", i+1, err)
+		}
+	}
+	if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", version)); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
