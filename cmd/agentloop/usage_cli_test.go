@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentloop/agentloop/store/sqlite"
 )
 
 // The commands added for several servers and Temporal say what is missing
@@ -27,7 +30,7 @@ func TestEngineAndDatabaseCommandsExplainThemselves(t *testing.T) {
 		}
 	}
 	out, stderr, code := c.run("", "db", "migrate", "--db", c.db)
-	if code != 0 || !strings.Contains(out, "SQLite schema 7 (up to date)") {
+	if want := fmt.Sprintf("SQLite schema %d (up to date)", sqlite.SchemaVersion); code != 0 || !strings.Contains(out, want) {
 		t.Fatalf("db migrate on SQLite: %d %s %s", code, out, stderr)
 	}
 }
