@@ -188,22 +188,7 @@ func appendPlainRaw(b []byte, raw json.RawMessage) ([]byte, bool) {
 	if raw == nil {
 		return append(b, "null"...), true
 	}
-	inString := false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; c {
-		case '"':
-			inString = !inString
-		case '\\':
-			i++ // the escaped byte cannot end the string
-		case ' ', '\t', '\n', '\r':
-			if !inString {
-				return b, false
-			}
-		case '<', '>', '&', 0xE2: // 0xE2 leads U+2028 and U+2029
-			return b, false
-		}
-	}
-	if !json.Valid(raw) {
+	if !compactScan(raw, true) || !json.Valid(raw) {
 		return b, false
 	}
 	return append(b, raw...), true

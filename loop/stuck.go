@@ -171,18 +171,29 @@ func short(s string) string {
 
 // isCompact reports whether b has no whitespace outside strings (the usual
 // case for model output), so it need not be re-encoded.
-func isCompact(b []byte) bool {
-	inStr, esc := false, false
-	for _, c := range b {
-		switch {
-		case esc:
-			esc = false
-		case inStr && c == '\\':
-			esc = true
-		case c == '"':
+func isCompact(b []byte) bool { return compactScan(b, false) }
+
+// compactScan is isCompact; with escaping set it also reports false for
+// the characters json.Marshal escapes in raw JSON (<, >, & and the 0xE2
+// that leads U+2028 and U+2029), for a value it would write as it is.
+func compactScan(b []byte, escaping bool) bool {
+	inStr := false
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
 			inStr = !inStr
-		case !inStr && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
-			return false
+		case '\\':
+			if inStr {
+				i++ // the escaped byte cannot end the string
+			}
+		case ' ', '\n', '\t', '\r':
+			if !inStr {
+				return false
+			}
+		case '<', '>', '&', 0xE2:
+			if escaping {
+				return false
+			}
 		}
 	}
 	return true
