@@ -40,13 +40,7 @@ func TestMigrationToEventBatchesKeepsEveryEvent(t *testing.T) {
 			}
 		}
 	}
-	db.Close()
-
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMigrated(t, db, path)
 	for id, events := range want {
 		got, err := s.Load(t.Context(), id)
 		if err != nil {
@@ -119,13 +113,7 @@ func TestMigrationToPartialIndexesKeepsListing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db.Close()
-
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openMigrated(t, db, path)
 	ids := func(f store.Filter) []string {
 		sums, err := s.List(t.Context(), f)
 		if err != nil {
@@ -173,4 +161,17 @@ func databaseAt(t *testing.T, path string, version int) *sql.DB {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// openMigrated closes the old build's db and opens the store on its file,
+// which migrates it, closing it when the test ends.
+func openMigrated(t *testing.T, db *sql.DB, path string) *Store {
+	t.Helper()
+	db.Close()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatalf("open after the old build: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
