@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -398,13 +399,25 @@ func TestMetrics(t *testing.T) {
 	a := newAPI(t, false)
 	id := a.create("", `{"task":"say hi"}`)
 	a.waitStatus("", id, "completed")
-	code, out, hdr := a.do("GET", "/metrics", "", "")
-	if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
-		t.Fatalf("%d %s", code, hdr.Get("Content-Type"))
-	}
-	for _, want := range []string{`agentloop_sessions{status="completed"} 1`, "agentloop_session_iterations 1", `agentloop_http_requests_total{code="2xx"}`, "agentloop_event_streams 0",
+	wants := []string{`agentloop_sessions{status="completed"} 1`, "agentloop_session_iterations 1", `agentloop_http_requests_total{code="2xx"}`, "agentloop_event_streams 0",
 		`agentloop_model_calls_total{agentloop_outcome="ok",gen_ai_operation_name="chat"`, "agentloop_iterations_total 1", "agentloop_events_total 5",
-		"agentloop_event_commit_lag_seconds_count 5", `gen_ai_client_token_usage_bucket{gen_ai_operation_name="chat"`} {
+		"agentloop_event_commit_lag_seconds_count 5", `gen_ai_client_token_usage_bucket{gen_ai_operation_name="chat"`}
+	// Events are measured on the telemetry observer's goroutine after
+	// their commit, not before the session's status shows: read the
+	// metrics until they have caught up (or a deadline passes).
+	var out string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var code int
+		var hdr http.Header
+		code, out, hdr = a.do("GET", "/metrics", "", "")
+		if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
+			t.Fatalf("%d %s", code, hdr.Get("Content-Type"))
+		}
+		if !slices.ContainsFunc(wants, func(w string) bool { return !strings.Contains(out, w) }) || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, want := range wants {
 		if !strings.Contains(out, want) {
 			t.Errorf("metrics lack %q:\n%s", want, out)
 		}
