@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -78,21 +79,30 @@ func TestServeMetricsInPrometheusText(t *testing.T) {
 	}
 	id := between(body, `"id":"`, `"`)
 	s.waitFor(t, id, "completed")
-	resp, err := http.Get(s.url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	out := string(b)
-	for _, want := range []string{
+	wants := []string{
 		`agentloop_sessions{status="completed"} 1`,
 		`gen_ai_client_token_usage_sum{gen_ai_operation_name="chat",gen_ai_provider_name="scripted",gen_ai_request_model="script.json",gen_ai_token_type="input"} 100`,
 		`gen_ai_client_operation_duration_seconds_count{gen_ai_operation_name="chat",gen_ai_provider_name="scripted",gen_ai_request_model="script.json"} 2`,
 		`agentloop_tool_calls_total{agentloop_outcome="ok",gen_ai_tool_name="write_file"} 1`,
 		`agentloop_http_requests_total{code="2xx"}`,
 		`target_info{service_name="agentloop"`,
-	} {
+	}
+	// The session's events are measured on the telemetry observer's
+	// goroutine after their commit: read until the metrics caught up.
+	var out string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		resp, err := http.Get(s.url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		out = string(b)
+		if !slices.ContainsFunc(wants, func(w string) bool { return !strings.Contains(out, w) }) || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, want := range wants {
 		if !strings.Contains(out, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
