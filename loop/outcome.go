@@ -86,8 +86,14 @@ func (s *State) continuedText(text string) string {
 // all, and is not about failing to find a problem ("I cannot find any bug,
 // the code is fine", "unable to reproduce: the tests pass").
 func AdmitsFailure(text string) bool {
-	for _, sentence := range sentences(stripCode(text)) {
-		s := strings.ToLower(sentence)
+	// Lower-casing maps rune by rune and sentences end at ASCII
+	// punctuation and spaces, which it leaves alone: the sentences of the
+	// lower-cased text are the lower-cased sentences.
+	lower := strings.ToLower(stripCode(text))
+	if !mentionsInability(lower) {
+		return false
+	}
+	for _, s := range sentences(lower) {
 		loc := inability.FindStringIndex(s)
 		if loc == nil {
 			continue
@@ -114,6 +120,26 @@ var (
 )
 
 func sentences(text string) []string { return sentenceEnd.Split(text, -1) }
+
+// inabilityWords holds a word of each alternative of inability: "able"
+// (unable, not able, wasn't able), "can" (cannot, can't), "could",
+// "manage" (didn't manage), "fail" (failed), "ve up" (give up, gave up),
+// "possible" (impossible, not possible), "beyond" (beyond my abilities),
+// "have" (don't have access). Any match of inability contains one.
+var inabilityWords = []string{"able", "can", "could", "manage", "fail", "ve up", "possible", "beyond", "have"}
+
+// mentionsInability reports whether lower, a lower-cased text, has one of
+// inabilityWords: without one, no sentence of it can match inability, and
+// the sentence-by-sentence search (most of the cost of judging a final
+// answer, 12 µs on a one-line one) is skipped.
+func mentionsInability(lower string) bool {
+	for _, w := range inabilityWords {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
 
 // stripCode drops fenced code blocks and inline code: an error message
 // quoted there ("cannot open file") is not the model speaking.

@@ -1,6 +1,9 @@
 package loop
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestAdmitsFailure(t *testing.T) {
 	admits := []string{
@@ -55,6 +58,11 @@ func TestAdmitsFailure(t *testing.T) {
 		"I could not use the cached build, so instead I ran a clean build; it passes.",
 		"We were unable to reach the mirror and used the vendored copy instead, and we added a test.",
 	}
+	for _, s := range append(admits, clean...) {
+		if AdmitsFailure(s) != admitsFailureSlowly(s) {
+			t.Errorf("the word check changed the verdict on %q", s)
+		}
+	}
 	for _, s := range admits {
 		if !AdmitsFailure(s) {
 			t.Errorf("missed an admission: %q", s)
@@ -85,4 +93,40 @@ func TestTerminationOutcome(t *testing.T) {
 			t.Errorf("%q: %s (%s), want %s (%s)", given, s, r, want.status, want.reason)
 		}
 	}
+}
+
+// admitsFailureSlowly is AdmitsFailure without the word check and with
+// each sentence lower-cased on its own: what AdmitsFailure must agree with.
+func admitsFailureSlowly(text string) bool {
+	for _, sentence := range sentences(stripCode(text)) {
+		s := strings.ToLower(sentence)
+		loc := inability.FindStringIndex(s)
+		if loc == nil {
+			continue
+		}
+		if noProblemFound.MatchString(s[loc[1]:]) || contrast.MatchString(s) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// FuzzAdmitsFailureWordCheck holds the word check (mentionsInability) and
+// the single lower-casing to the plain sentence-by-sentence search: every
+// phrasing inability accepts contains one of inabilityWords.
+func FuzzAdmitsFailureWordCheck(f *testing.F) {
+	for _, s := range []string{
+		"I am unable to complete this task.", "I CANNOT do it", "We couldn't.", "I failed to apply it",
+		"I gave up", "I give up", "impossible to finish", "beyond my abilities", "I don't have access",
+		"I did not manage to", "I wasn't able to", "the sums are done", "İ CAN'T DO İT", "a\xffI can't. b",
+		"Done.\n```\nI cannot\n```\nok",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := AdmitsFailure(s), admitsFailureSlowly(s); got != want {
+			t.Fatalf("AdmitsFailure(%q) = %v, the plain search says %v", s, got, want)
+		}
+	})
 }
