@@ -156,24 +156,30 @@ func (c *Client) do(ctx context.Context, modelName string, body []byte, stream m
 	if t := c.timeouts.Total; t > 0 {
 		end = time.Now().Add(t)
 	}
-	bounded := false // ctx carries the total deadline
+	if ctx.Err() != nil {
+		return nil, c.stopped(ctx, call)
+	}
+	resp, err, retry, retryAfter := c.attempt(ctx, call, end, body, stream, handle)
+	if err == nil || !retry {
+		return resp, err
+	}
+	return c.retrying(ctx, call, end, body, stream, handle, err, retryAfter)
+}
+
+// retrying makes the attempts after a first one that failed with err,
+// worth another (retryAfter is the server's hint), as the policy allows.
+// It is apart from do so that a call answered at once carries none of its
+// frame down to where the reply is decoded (see newRequest).
+//
+//go:noinline
+func (c *Client) retrying(ctx context.Context, call Call, end time.Time, body []byte, stream model.StreamFunc, handle Handler, err error, retryAfter time.Duration) (*model.Response, error) {
+	if !end.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadlineCause(ctx, end, &TimeoutError{Call: call, Limit: "total", After: c.timeouts.Total})
+		defer cancel()
+	}
 	for attempt := 1; ; attempt++ {
-		if ctx.Err() != nil {
-			return nil, c.stopped(ctx, call)
-		}
-		resp, err, retry, retryAfter := c.attempt(ctx, call, end, body, stream, handle)
-		if err == nil {
-			return resp, nil
-		}
-		if !retry {
-			return nil, err
-		}
-		if !end.IsZero() && !bounded {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadlineCause(ctx, end, &TimeoutError{Call: call, Limit: "total", After: c.timeouts.Total})
-			defer cancel() // once: bounded is set
-			bounded = true
-		}
+		// Attempt number attempt failed with err, worth another.
 		if ctx.Err() != nil {
 			return nil, c.stopped(ctx, call)
 		}
@@ -185,6 +191,12 @@ func (c *Client) do(ctx context.Context, modelName string, body []byte, stream m
 		}
 		if err := c.retry.Sleep(ctx, c.retry.backoff(attempt, retryAfter)); err != nil || ctx.Err() != nil {
 			return nil, c.stopped(ctx, call)
+		}
+		var resp *model.Response
+		var retry bool
+		resp, err, retry, retryAfter = c.attempt(ctx, call, end, body, stream, handle)
+		if err == nil || !retry {
+			return resp, err
 		}
 	}
 }
@@ -221,19 +233,9 @@ type attemptState struct {
 func (c *Client) attempt(ctx context.Context, call Call, end time.Time, body []byte, stream model.StreamFunc, handle Handler) (_ *model.Response, err error, retry bool, retryAfter time.Duration) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.cfg.URL, bytes.NewReader(body))
+	req, err := c.newRequest(actx, call, body, stream != nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: building request for %s: %w", call.Provider, call.where(), err), false, 0
-	}
-	for k, v := range c.cfg.Header {
-		req.Header[k] = v
-	}
-	// As Header.Set would, without allocating the value slices.
-	req.Header["Content-Type"] = contentTypeJSON
-	if stream != nil {
-		req.Header["Accept"] = acceptStream
-	} else {
-		req.Header["Accept"] = acceptJSON
+		return nil, err, false, 0
 	}
 
 	st := &attemptState{body: timedBody{cancel: cancel, call: call, firstByte: c.timeouts.FirstByte, idle: c.timeouts.Idle, end: end, total: c.timeouts.Total}}
@@ -253,18 +255,8 @@ func (c *Client) attempt(ctx context.Context, call Call, end time.Time, body []b
 	tb.rc = resp.Body
 	mediaType := parseMediaType(resp.Header.Get("Content-Type"))
 
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		data, rerr := io.ReadAll(io.LimitReader(tb, 64<<10))
-		if rerr != nil && actx.Err() != nil {
-			return c.failed(ctx, actx, call, rerr, false)
-		}
-		se := c.statusError(call, resp, mediaType, data)
-		return nil, se, retryableStatus(resp.StatusCode), se.RetryAfter
-	}
-	if mediaType == "text/html" {
-		data, _ := io.ReadAll(io.LimitReader(tb, 4<<10))
-		return nil, &MalformedError{Call: call, Detail: fmt.Sprintf("HTTP %d with content type text/html instead of JSON or an event stream (is the base URL right?): %s",
-			resp.StatusCode, DescribeBody(mediaType, data))}, false, 0
+	if resp.StatusCode < 200 || resp.StatusCode > 299 || mediaType == "text/html" {
+		return c.refused(ctx, actx, call, resp, mediaType, tb)
 	}
 
 	r := &st.reply
@@ -275,6 +267,50 @@ func (c *Client) attempt(ctx context.Context, call Call, end time.Time, body []b
 	}
 	tb.drain()
 	return out, nil, false, 0
+}
+
+// The helpers below keep what attempt does on rare paths (building the
+// request, reading a refusal) out of its frame: a reply is decoded from
+// inside attempt, at the deepest point of a session's stack, and a stack
+// that grows past 8 KiB there stays 16 KiB for the rest of the session.
+
+// newRequest builds the POST of body with the client's headers.
+//
+//go:noinline
+func (c *Client) newRequest(ctx context.Context, call Call, body []byte, stream bool) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%s: building request for %s: %w", call.Provider, call.where(), err)
+	}
+	for k, v := range c.cfg.Header {
+		req.Header[k] = v
+	}
+	// As Header.Set would, without allocating the value slices.
+	req.Header["Content-Type"] = contentTypeJSON
+	if stream {
+		req.Header["Accept"] = acceptStream
+	} else {
+		req.Header["Accept"] = acceptJSON
+	}
+	return req, nil
+}
+
+// refused is attempt's outcome for a reply that is not a 2xx one, or an
+// HTML page instead of JSON or an event stream.
+//
+//go:noinline
+func (c *Client) refused(ctx, actx context.Context, call Call, resp *http.Response, mediaType string, tb *timedBody) (_ *model.Response, _ error, retry bool, _ time.Duration) {
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, rerr := io.ReadAll(io.LimitReader(tb, 64<<10))
+		if rerr != nil && actx.Err() != nil {
+			return c.failed(ctx, actx, call, rerr, false)
+		}
+		se := c.statusError(call, resp, mediaType, data)
+		return nil, se, retryableStatus(resp.StatusCode), se.RetryAfter
+	}
+	data, _ := io.ReadAll(io.LimitReader(tb, 4<<10))
+	return nil, &MalformedError{Call: call, Detail: fmt.Sprintf("HTTP %d with content type text/html instead of JSON or an event stream (is the base URL right?): %s",
+		resp.StatusCode, DescribeBody(mediaType, data))}, false, 0
 }
 
 // parseMediaType is the media type of a Content-Type value, lower case and
