@@ -84,23 +84,40 @@ func (c *Client) parseJSON(r *transport.Reply) (*model.Response, error) {
 	defer transport.PutBuffer(buf)
 	var w wholeReply
 	if !decodeWhole(buf.Bytes(), &w) {
-		w = wholeReply{}
-		dec := transport.GetJSONDecoder()
-		err = dec.Unmarshal(buf.Bytes(), &w)
-		transport.PutJSONDecoder(dec)
+		if err := unmarshalWhole(buf.Bytes(), &w); err != nil {
+			return nil, r.Malformed("%s (%v)", transport.DescribeBody(r.MediaType, buf.Bytes()), transport.JSONErr(err))
+		}
 	}
-	if err != nil {
-		return nil, r.Malformed("%s (%v)", transport.DescribeBody(r.MediaType, buf.Bytes()), transport.JSONErr(err))
-	}
+	return c.wholeResponse(r, &w, buf.Bytes())
+}
+
+// unmarshalWhole decodes what decodeWhole declined, from scratch.
+//
+//go:noinline
+func unmarshalWhole(body []byte, w *wholeReply) error {
+	*w = wholeReply{}
+	dec := transport.GetJSONDecoder()
+	err := dec.Unmarshal(body, w)
+	transport.PutJSONDecoder(dec)
+	return err
+}
+
+// wholeResponse builds the Response of a decoded whole reply (body). It is
+// apart from parseJSON so that its frame is not on the stack while the
+// reply is decoded, the deepest point of a session's stack (see
+// transport.Client.newRequest).
+//
+//go:noinline
+func (c *Client) wholeResponse(r *transport.Reply, w *wholeReply, body []byte) (*model.Response, error) {
 	if len(w.Error) > 0 && string(w.Error) != "null" {
 		return nil, streamError(r, w.Error)
 	}
 	if len(w.Choices) == 0 {
-		return nil, r.Malformed("the reply has no choices: %q", transport.Excerpt(buf.Bytes(), 120))
+		return nil, r.Malformed("the reply has no choices: %q", transport.Excerpt(body, 120))
 	}
 	msg := &w.Choices[0].Message
 	if len(msg.ToolCalls) > maxCallIndex+1 {
-		return c.accumulateWhole(r, &w)
+		return c.accumulateWhole(r, w)
 	}
 	resp := &model.Response{Model: w.Model, Usage: w.Usage.usage()}
 	if msg.Content != nil {

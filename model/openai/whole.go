@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/agentloop/agentloop/internal/jsonread"
@@ -203,8 +204,12 @@ func (p *wholeParser) array(elem func() bool) (isNull, ok bool) {
 func objectList[T any](p *wholeParser, fields []string, member func(v *T, k int) bool) (list []T, isNull, ok bool) {
 	list = make([]T, 0, 1)
 	isNull, ok = p.array(func() bool {
-		list = append(list, *new(T))
+		// Grown in place rather than by appending a zero T: the zero
+		// value would be a temporary in this frame, which is on the
+		// stack at every level of the reply's nesting.
+		list = slices.Grow(list, 1)[:len(list)+1]
 		v := &list[len(list)-1]
+		clear(list[len(list)-1:])
 		if p.null() {
 			return true
 		}
