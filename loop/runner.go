@@ -167,7 +167,7 @@ var ErrFinished = errors.New("session has ended")
 
 // Start records a new session and runs it in the background.
 func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
-	s, err := r.create(ctx, task, true)
+	s, err := r.create(ctx, &task, true)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
 	// Nobody learns of the session before it stops, so its start need
 	// not be durable before its first step — unless the caller chose its
 	// ID, which may be taken: that is refused before any model call.
-	s, err := r.create(ctx, task, task.ID != "")
+	s, err := r.create(ctx, &task, task.ID != "")
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
 
 // create records session.started (and a gate's first events): durably
 // before it returns, or else committing behind the session's first step.
-func (r *Runner) create(ctx context.Context, task Task, durable bool) (*Session, error) {
+func (r *Runner) create(ctx context.Context, task *Task, durable bool) (*Session, error) {
 	if len(task.Messages) > 0 {
 		if err := checkMessages(task.Messages); err != nil {
 			return nil, err

@@ -96,7 +96,7 @@ func (s *Session) callModel(ctx context.Context) error {
 	if ok, err := s.fitContext(ctx); !ok || err != nil {
 		return err
 	}
-	st, cfg := s.state, &s.r.cfg
+	st := s.state
 	// Request.Model stays empty: the client sends the bare name it was
 	// opened with; st.Model is the recorded PROVIDER/NAME spec, which no
 	// provider accepts on the wire.
@@ -108,6 +108,18 @@ func (s *Session) callModel(ctx context.Context) error {
 	if err != nil {
 		return s.modelFailed(ctx, err, dur)
 	}
+	return s.responded(ctx, req, resp, dur)
+}
+
+// responded records the model's reply and decides what follows. It is
+// apart from callModel so that its frame is not on the stack during the
+// call: the reply is decoded at the deepest point of a session's stack,
+// and a stack that grows past 8 KiB there stays 16 KiB for the rest of
+// the session.
+//
+//go:noinline
+func (s *Session) responded(ctx context.Context, req *model.Request, resp *model.Response, dur time.Duration) error {
+	st, cfg := s.state, &s.r.cfg
 	calls, text, format := resp.ToolCalls, resp.Text, ""
 	var rec Recovered
 	if len(calls) > 0 {
@@ -198,14 +210,8 @@ func (s *Session) generate(ctx context.Context, req *model.Request) (*model.Resp
 	start := cfg.Clock()
 	resp, err := s.env.Model.Generate(ctx, req, stream)
 	dur := cfg.Clock().Sub(start)
-	if err == nil && resp == nil {
-		err = fmt.Errorf("%w: the model returned no reply and no error", model.ErrMalformed)
-	}
-	if err != nil {
-		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
-			err = fmt.Errorf("%w (%w)", cause, err)
-		}
-		return nil, dur, err
+	if err != nil || resp == nil {
+		return nil, dur, generateFailed(ctx, err)
 	}
 	// A provider that sent no usage may have guessed it crudely; the
 	// runner's estimator (a real tokenizer in the CLI) does better.
@@ -214,6 +220,21 @@ func (s *Session) generate(ctx context.Context, req *model.Request) (*model.Resp
 		resp.UsageEstimated = true
 	}
 	return resp, dur, nil
+}
+
+// generateFailed is the error of a model call that returned err (nil when
+// it returned no reply either), with the cause of ctx's end when it ended.
+// Out of generate's frame, which is on the stack during the call.
+//
+//go:noinline
+func generateFailed(ctx context.Context, err error) error {
+	if err == nil {
+		err = fmt.Errorf("%w: the model returned no reply and no error", model.ErrMalformed)
+	}
+	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w (%w)", cause, err)
+	}
+	return err
 }
 
 // modelFailed records a failed call and decides what follows: retries ran
