@@ -1,0 +1,5 @@
+//go:build !race
+
+package loop_test
+
+const raceEnabled = false
