@@ -101,10 +101,12 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
 	}
 	resp, err := c.tc.Do(ctx, name, buf.Bytes(), stream, func(r *transport.Reply) (*model.Response, error) {
-		if r.MediaType == "application/json" || (!r.Streaming() && r.MediaType != "text/event-stream") {
-			return parseJSON(r)
-		}
-		return parseStream(r)
+		return transport.Apart(func() (*model.Response, error) {
+			if r.MediaType == "application/json" || (!r.Streaming() && r.MediaType != "text/event-stream") {
+				return parseJSON(r)
+			}
+			return parseStream(r)
+		})
 	})
 	if err != nil {
 		return nil, err

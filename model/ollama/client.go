@@ -102,10 +102,12 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 		return nil, fmt.Errorf("ollama: encoding the request: %w", err)
 	}
 	resp, err := c.tc.Do(ctx, name, buf.Bytes(), stream, func(r *transport.Reply) (*model.Response, error) {
-		if r.Streaming() {
-			return c.parseStream(r)
-		}
-		return c.parseJSON(r)
+		return transport.Apart(func() (*model.Response, error) {
+			if r.Streaming() {
+				return c.parseStream(r)
+			}
+			return c.parseJSON(r)
+		})
 	})
 	if err != nil {
 		return nil, err

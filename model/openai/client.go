@@ -115,7 +115,8 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 		if r.MediaType == "application/json" || (!r.Streaming() && r.MediaType != "text/event-stream") {
 			return c.parseJSON(r)
 		}
-		return c.parseStream(r)
+		// Stream chunks are decoded with encoding/json (see transport.Apart).
+		return transport.Apart(func() (*model.Response, error) { return c.parseStream(r) })
 	})
 	if err != nil {
 		return nil, err
