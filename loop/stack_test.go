@@ -7,13 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
@@ -22,45 +21,22 @@ import (
 	"github.com/agentloop/agentloop/tool"
 )
 
-// sessionStackLimit is the stack a session's goroutine must fit in. A
-// goroutine's stack doubles when it outgrows it and is halved by the
-// garbage collector only while less than a quarter is used; a session
-// parks some 5 KiB deep at every model call, so a stack that once doubled
-// to 16 KiB stays so for the rest of the session — 8 KiB more for each of
-// thousands of sessions waiting on their models.
-const sessionStackLimit = 8 << 10
-
-// TestSessionStackStaysSmall runs sessions through the OpenAI-compatible
-// client (a reply with a tool call decoded at the deepest point of the
-// session's stack, then the tool, whose arguments it decodes with
-// encoding/json as user tools do) in a child process whose goroutines may
-// not grow past sessionStackLimit: one that does ends the child with
-// "goroutine stack exceeds" and the frames that took it there.
+// TestSessionStackStaysSmall runs sessions through each provider's client,
+// with whole and with streamed replies (the reply decoded at the deepest
+// point of a session's stack, then a tool that decodes its arguments with
+// encoding/json as user tools do), and checks at each session's last model
+// call, on the session's goroutine, that its stack is still 8 KiB. A stack
+// doubles when it outgrows itself and is halved by the garbage collector
+// only while less than a quarter is used; a session parks some 4 KiB deep
+// at every model call, so a stack that once doubled to 16 KiB stays so —
+// 8 KiB more for each of thousands of sessions waiting on their models.
 func TestSessionStackStaysSmall(t *testing.T) {
-	if os.Getenv("AGENTLOOP_STACK_CHILD") == "1" {
-		runStackChild(t)
-		return
-	}
 	if raceEnabled {
 		t.Skip("the race detector's instrumentation makes every frame larger")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSessionStackStaysSmall$", "-test.v")
-	cmd.Env = append(os.Environ(), "AGENTLOOP_STACK_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "sessions within the stack limit") {
-		t.Fatalf("a session outgrew %d bytes of stack (%v):\n%s", sessionStackLimit, err, excerpt(out))
-	}
-}
-
-// runStackChild is the child: it sets the limit, then runs sessions at once.
-func runStackChild(t *testing.T) {
+	// No collection meanwhile: it could shrink a stack that grew.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	const sessions, calls = 8, 4
-	srv := httptest.NewServer(http.HandlerFunc(cannedOpenAI(calls)))
-	defer srv.Close()
-	m, err := provider.Open("openai/gpt-test", provider.Options{BaseURL: srv.URL + "/v1", APIKey: "sk-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	add := tool.Func(model.ToolSpec{Name: "add", Description: "adds a and b",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}`)},
 		func(_ context.Context, args json.RawMessage) (tool.Result, error) {
@@ -70,62 +46,189 @@ func runStackChild(t *testing.T) {
 			}
 			return tool.Result{Output: strconv.Itoa(in.A + in.B)}, nil
 		})
-	r, err := loop.New(loop.Config{Model: m, ModelName: "gpt-test", Tools: tool.MustRegistry(add), Log: memory.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// One session first: what encoding/json caches on its first use of a
-	// type is made once per process, not by every session.
-	if st, err := r.Run(t.Context(), loop.Task{Prompt: "add the numbers"}); err != nil || st.Status != loop.StatusCompleted {
-		t.Fatalf("warm-up session: %v %v", st, err)
-	}
-	debug.SetMaxStack(sessionStackLimit)
-	var wg sync.WaitGroup
-	errs := make(chan error, sessions)
-	for range sessions {
-		wg.Go(func() {
-			st, err := r.Run(context.Background(), loop.Task{Prompt: "add the numbers"})
-			if err == nil && (st.Status != loop.StatusCompleted || st.ToolCallCount != calls) {
-				err = fmt.Errorf("status %s (%s), %d tool calls", st.Status, st.Detail, st.ToolCallCount)
-			}
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, p := range stackProviders {
+		srv := httptest.NewServer(cannedReplies(p, calls))
+		defer srv.Close()
+		m, err := provider.Open(p.spec, provider.Options{BaseURL: srv.URL + p.base, APIKey: "sk-test"})
 		if err != nil {
 			t.Fatal(err)
 		}
+		for _, streamed := range []bool{false, true} {
+			name := p.spec
+			probe := &stackProbe{Model: m, calls: calls}
+			cfg := loop.Config{Model: probe, ModelName: p.spec, Tools: tool.MustRegistry(add), Log: memory.New()}
+			if streamed {
+				cfg.OnDelta = func(string, model.Delta) {}
+				name += ", streamed"
+			}
+			r, err := loop.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What encoding/json caches on its first use of a type (deep
+			// frames) is made once per process, not by every session.
+			if st, err := r.Run(context.Background(), loop.Task{Prompt: "add the numbers"}); err != nil || st.Status != loop.StatusCompleted {
+				t.Fatalf("%s: warm-up session: %+v %v", name, st, err)
+			}
+			probe.small = 0
+			var wg sync.WaitGroup
+			for range sessions {
+				wg.Go(func() {
+					st, err := r.Run(context.Background(), loop.Task{Prompt: "add the numbers"})
+					if err == nil && (st.Status != loop.StatusCompleted || st.ToolCallCount != calls) {
+						err = fmt.Errorf("status %s (%s), %d tool calls", st.Status, st.Detail, st.ToolCallCount)
+					}
+					if err != nil {
+						t.Errorf("%s: %v", name, err)
+					}
+				})
+			}
+			wg.Wait()
+			if probe.small != sessions {
+				t.Errorf("%s: %d of %d sessions had outgrown an 8 KiB stack by their last model call", name, sessions-probe.small, sessions)
+			}
+		}
 	}
-	t.Logf("%d sessions within the stack limit", sessions)
 }
 
-// cannedOpenAI answers chat completions as OpenAI does: a call to add until
-// the conversation holds calls tool results, then a final answer. It reads
-// the request without decoding it, so that its own stack stays small.
-func cannedOpenAI(calls int) func(http.ResponseWriter, *http.Request) {
-	return func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		n := strings.Count(string(body), `"role":"tool"`)
-		msg := `{"role":"assistant","content":"All added.","refusal":null}`
-		finish := "stop"
+// stackProbe is a model that, at a session's last model call (the one
+// with calls tool results), checks on the session's goroutine whether its
+// stack is still 8 KiB.
+type stackProbe struct {
+	model.Model
+	calls int
+
+	mu    sync.Mutex
+	small int // sessions whose stack was 8 KiB at their last call
+}
+
+func (p *stackProbe) Generate(ctx context.Context, req *model.Request, stream model.StreamFunc) (*model.Response, error) {
+	results := 0
+	for _, m := range req.Messages {
+		if m.Role == model.RoleTool {
+			results++
+		}
+	}
+	if results == p.calls && stackMoves() {
+		p.mu.Lock()
+		p.small++
+		p.mu.Unlock()
+	}
+	return p.Model.Generate(ctx, req, stream)
+}
+
+// stackMoves reports whether taking 8 KiB more of frames made the
+// goroutine's stack grow — copied elsewhere, so that a local's address
+// changed: the stack had 8 KiB, not 16 (at the depth of a model call,
+// some 3-5 KiB, 8 KiB more fits in 16 but not in 8).
+//
+//go:noinline
+func stackMoves() bool {
+	var here byte
+	before := uintptr(unsafe.Pointer(&here))
+	burnStack(8)
+	return uintptr(unsafe.Pointer(&here)) != before
+}
+
+// burnStack takes n KiB of stack.
+//
+//go:noinline
+func burnStack(n int) byte {
+	var pad [1 << 10]byte
+	pad[n] = byte(n)
+	if n > 0 {
+		pad[0] += burnStack(n - 1)
+	}
+	return pad[0] + pad[n]
+}
+
+// stackProvider is a provider's wire format, served canned.
+type stackProvider struct {
+	spec, base string // provider.Open's spec, the base URL's path under the server
+	// results counts the tool results in a request body.
+	results string
+	// reply is the reply to a conversation with n tool results: a call to
+	// add while n < calls, then a final answer; stream is the same as the
+	// provider streams it (Content-Type streamType).
+	reply, stream func(n, calls int) string
+	streamType    string
+}
+
+var stackProviders = []stackProvider{
+	{spec: "openai/gpt-test", base: "/v1", results: `"role":"tool"`, reply: func(n, calls int) string {
+		msg, finish := `{"role":"assistant","content":"All added.","refusal":null}`, "stop"
 		if n < calls {
 			msg = fmt.Sprintf(`{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"add","arguments":"{\"a\":%d,\"b\":%d}"}}],"refusal":null,"annotations":[]}`, n, n, 100+n)
 			finish = "tool_calls"
 		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"chatcmpl-%d","object":"chat.completion","created":1767225600,"model":"gpt-test","choices":[{"index":0,"message":%s,"logprobs":null,"finish_reason":%q}],"usage":{"prompt_tokens":%d,"completion_tokens":12,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"service_tier":"default","system_fingerprint":"fp_1"}`,
+		return fmt.Sprintf(`{"id":"chatcmpl-%d","object":"chat.completion","created":1767225600,"model":"gpt-test","choices":[{"index":0,"message":%s,"logprobs":null,"finish_reason":%q}],"usage":{"prompt_tokens":%d,"completion_tokens":12,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"service_tier":"default","system_fingerprint":"fp_1"}`,
 			n, msg, finish, 40+30*n, 52+30*n)
-	}
+	}, streamType: "text/event-stream", stream: func(n, calls int) string {
+		const head = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"gpt-test","system_fingerprint":"fp_1","choices":[{"index":0,"delta":`
+		out := head + `{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n"
+		finish := "stop"
+		if n < calls {
+			out += head + fmt.Sprintf(`{"tool_calls":[{"index":0,"id":"call_%d","type":"function","function":{"name":"add","arguments":""}}]},"logprobs":null,"finish_reason":null}],"usage":null}`, n) + "\n\n"
+			out += head + fmt.Sprintf(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":%d,\"b\":%d}"}}]},"logprobs":null,"finish_reason":null}],"usage":null}`, n, 100+n) + "\n\n"
+			finish = "tool_calls"
+		} else {
+			out += head + `{"content":"All added."},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n"
+		}
+		out += head + fmt.Sprintf(`{},"logprobs":null,"finish_reason":%q}],"usage":null}`, finish) + "\n\n"
+		out += fmt.Sprintf(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":12,"total_tokens":%d}}`, 40+30*n, 52+30*n) + "\n\n"
+		return out + "data: [DONE]\n\n"
+	}},
+	{spec: "anthropic/claude-test", results: `"type":"tool_result"`, reply: func(n, calls int) string {
+		content, stop := `[{"type":"text","text":"All added."}]`, "end_turn"
+		if n < calls {
+			content = fmt.Sprintf(`[{"type":"text","text":"Adding."},{"type":"tool_use","id":"toolu_%d","name":"add","input":{"a":%d,"b":%d}}]`, n, n, 100+n)
+			stop = "tool_use"
+		}
+		return fmt.Sprintf(`{"id":"msg_%d","type":"message","role":"assistant","model":"claude-test","content":%s,"stop_reason":%q,"stop_sequence":null,"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":12}}`,
+			n, content, stop, 40+30*n)
+	}, streamType: "text/event-stream", stream: func(n, calls int) string {
+		ev := func(typ, data string) string { return "event: " + typ + "\ndata: " + data + "\n\n" }
+		out := ev("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_%d","type":"message","role":"assistant","content":[],"model":"claude-test","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`, n, 40+30*n))
+		out += ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+		out += ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"All added."}}`)
+		out += ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		stop := "end_turn"
+		if n < calls {
+			out += ev("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_%d","name":"add","input":{}}}`, n))
+			out += ev("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a\":%d,\"b\":%d}"}}`, n, 100+n))
+			out += ev("content_block_stop", `{"type":"content_block_stop","index":1}`)
+			stop = "tool_use"
+		}
+		out += ev("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%q,"stop_sequence":null},"usage":{"output_tokens":12}}`, stop))
+		return out + ev("message_stop", `{"type":"message_stop"}`)
+	}},
+	{spec: "ollama/qwen-test", results: `"role":"tool"`, reply: func(n, calls int) string {
+		msg := `{"role":"assistant","content":"All added."}`
+		if n < calls {
+			msg = fmt.Sprintf(`{"role":"assistant","content":"","tool_calls":[{"id":"call_%d","function":{"index":0,"name":"add","arguments":{"a":%d,"b":%d}}}]}`, n, n, 100+n)
+		}
+		return fmt.Sprintf(`{"model":"qwen-test","created_at":"2026-01-01T00:00:00Z","message":%s,"done":true,"done_reason":"stop","total_duration":1000,"prompt_eval_count":%d,"eval_count":12}`, msg, 40+30*n)
+	}, streamType: "application/x-ndjson", stream: func(n, calls int) string {
+		out := `{"model":"qwen-test","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":"All"},"done":false}` + "\n"
+		if n < calls {
+			out += fmt.Sprintf(`{"model":"qwen-test","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":"","tool_calls":[{"id":"call_%d","function":{"index":0,"name":"add","arguments":{"a":%d,"b":%d}}}]},"done":false}`, n, n, 100+n) + "\n"
+		}
+		return out + fmt.Sprintf(`{"model":"qwen-test","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","total_duration":1000,"prompt_eval_count":%d,"eval_count":12}`, 40+30*n) + "\n"
+	}},
 }
 
-// excerpt is the start of a child's output: a stack overflow prints every
-// goroutine, and the first (the one that overflowed) is what tells.
-func excerpt(out []byte) string {
-	const max = 8 << 10
-	if len(out) > max {
-		return string(out[:max]) + "\n…"
+// cannedReplies answers as p's API does. It reads the request without
+// decoding it, so that its own stack stays small.
+func cannedReplies(p stackProvider, calls int) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		n := strings.Count(string(body), p.results)
+		if strings.Contains(string(body), `"stream":true`) {
+			w.Header().Set("Content-Type", p.streamType)
+			io.WriteString(w, p.stream(n, calls))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, p.reply(n, calls))
 	}
-	return string(out)
 }
