@@ -20,7 +20,7 @@ vet:
 test: fmt-check vet
 	$(GO) test -race ./...
 	@# Frame sizes are only true without the race detector's instrumentation.
-	$(GO) test -count=1 -run '^TestSessionStackStaysSmall$$' ./loop
+	$(GO) test -count=1 -run '^TestSessionStackStaysSmall' ./loop
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/...

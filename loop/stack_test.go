@@ -14,11 +14,14 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/provider"
+	"github.com/agentloop/agentloop/model/scripted"
 	"github.com/agentloop/agentloop/store/memory"
 	"github.com/agentloop/agentloop/tool"
+	"github.com/agentloop/agentloop/tool/workspace"
 )
 
 // TestSessionStackStaysSmall runs sessions through each provider's client,
@@ -87,6 +90,77 @@ func TestSessionStackStaysSmall(t *testing.T) {
 			if probe.small != sessions {
 				t.Errorf("%s: %d of %d sessions had outgrown an 8 KiB stack by their last model call", name, sessions-probe.small, sessions)
 			}
+		}
+	}
+}
+
+// TestSessionStackStaysSmallWithBuiltinTools runs the built-in file,
+// command and git tools in a real workspace (the scripted model asks for
+// them; the providers' part is the test above) and checks, as it does,
+// that the session's stack is still 8 KiB at its last model call: tools
+// run on the session's goroutine.
+func TestSessionStackStaysSmallWithBuiltinTools(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation makes every frame larger")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	calls := []struct{ name, args string }{
+		{"write_file", `{"path":"notes/a.txt","content":"hello\nworld\n"}`},
+		{"read_file", `{"path":"notes/a.txt"}`},
+		{"edit_file", `{"path":"notes/a.txt","old_text":"world","new_text":"there"}`},
+		{"list_dir", `{"path":"."}`},
+		{"search", `{"pattern":"there"}`},
+		{"execute_command", `{"command":"echo hi && ls notes"}`},
+		{"git_status", `{}`},
+		{"git_diff", `{}`},
+		{"delete_file", `{"path":"notes/a.txt"}`},
+	}
+	// newSession makes a runner for one session in a fresh workspace (the
+	// registry's schemas are compiled here, once, not by the session).
+	newSession := func() (*loop.Runner, *stackProbe) {
+		ws, err := workspace.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var steps []scripted.Step
+		for _, c := range calls {
+			steps = append(steps, scripted.Call(c.name, c.args))
+		}
+		steps = append(steps, scripted.Text("Done."))
+		probe := &stackProbe{Model: scripted.NewCompact(&scripted.Script{Name: "tools", Steps: steps}), calls: len(calls)}
+		r, err := loop.New(loop.Config{Model: probe, ModelName: "scripted", Tools: tool.MustRegistry(assemble.Builtin(ws)...), Log: memory.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, probe
+	}
+	run := func(r *loop.Runner) error {
+		st, err := r.Run(context.Background(), loop.Task{Prompt: "tidy the notes"})
+		if err == nil && (st.Status != loop.StatusCompleted || st.ToolCallCount != len(calls)) {
+			err = fmt.Errorf("status %s (%s), %d tool calls", st.Status, st.Detail, st.ToolCallCount)
+		}
+		return err
+	}
+	// What the tools set up on first use (compiled patterns, encoding/json's
+	// caches) is made once per process, not by every session.
+	if r, _ := newSession(); true {
+		if err := run(r); err != nil {
+			t.Fatalf("warm-up session: %v", err)
+		}
+	}
+	const sessions = 4
+	for i := range sessions {
+		r, probe := newSession()
+		// On a goroutine of its own, as sessions run: a fresh stack.
+		var err error
+		done := make(chan struct{})
+		go func() { defer close(done); err = run(r) }()
+		<-done
+		if err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+		if probe.small != 1 {
+			t.Errorf("session %d had outgrown an 8 KiB stack by its last model call (after %d tool calls)", i, len(calls))
 		}
 	}
 }
