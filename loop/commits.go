@@ -31,16 +31,7 @@ type commits struct {
 	armed    bool        // late is set to fire for events in the buffer
 	handed   time.Time   // when the buffer was last handed over
 	// pending receives the outcomes of the commits in flight, in order.
-	pending chan commitDone
-}
-
-// commitDone is a commit's outcome and the buffer it took: the log keeps
-// no reference to the events once it reports (AsyncLog), so the buffer is
-// used again.
-type commitDone struct {
-	err error
-	evs []Event
-	p   *[]Event
+	pending chan error
 }
 
 // eventBuffers holds the buffers sessions collect events in between
@@ -87,7 +78,7 @@ func (c *commits) init(id string, log Log, ctx context.Context) {
 	// commitGrace for company, as later events do.
 	c.handed = time.Now()
 	c.async, _ = log.(AsyncLog)
-	c.pending = make(chan commitDone, maxInflight)
+	c.pending = make(chan error, maxInflight)
 }
 
 // add buffers an event.
@@ -179,7 +170,14 @@ func (c *commits) handOver() {
 	c.buf, c.bufp = nil, nil
 	c.inflight++
 	c.handed = time.Now()
-	c.async.AppendAsync(c.ctx, evs, func(err error) { c.pending <- commitDone{err, evs, p} })
+	c.async.AppendAsync(c.ctx, evs, func(err error) {
+		// The log keeps no reference to the events once it reports
+		// (AsyncLog): the buffer goes back to the pool now, not when the
+		// session next looks — which may be a whole model call later,
+		// holding the events' payloads all that time.
+		putEventBuffer(p, evs)
+		c.pending <- err
+	})
 }
 
 // flush makes the buffer and every commit in flight durable. The buffer is
@@ -250,8 +248,8 @@ func (c *commits) waitOne() error {
 func (c *commits) reap() error {
 	for {
 		select {
-		case d := <-c.pending:
-			if err := c.reported(d); err != nil {
+		case err := <-c.pending:
+			if err := c.reported(err); err != nil {
 				return err
 			}
 		default:
@@ -260,16 +258,14 @@ func (c *commits) reap() error {
 	}
 }
 
-// reported accounts for one commit's outcome and returns its buffer to the
-// pool.
-func (c *commits) reported(d commitDone) error {
+// reported accounts for one commit's outcome.
+func (c *commits) reported(err error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inflight--
-	putEventBuffer(d.p, d.evs)
-	if d.err != nil {
+	if err != nil {
 		c.broken = true
-		return fmt.Errorf("session %s: saving events: %w", c.id, notSaved{d.err})
+		return fmt.Errorf("session %s: saving events: %w", c.id, notSaved{err})
 	}
 	return nil
 }
