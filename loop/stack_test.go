@@ -95,7 +95,8 @@ func TestSessionStackStaysSmall(t *testing.T) {
 }
 
 // TestSessionStackStaysSmallWithBuiltinTools runs the built-in file,
-// command and git tools in a real workspace (the scripted model asks for
+// command and git tools in a real workspace, and a tool whose schema needs
+// the full validator, (the scripted model asks for
 // them; the providers' part is the test above) and checks, as it does,
 // that the session's stack is still 8 KiB at its last model call: tools
 // run on the session's goroutine.
@@ -114,6 +115,7 @@ func TestSessionStackStaysSmallWithBuiltinTools(t *testing.T) {
 		{"git_status", `{}`},
 		{"git_diff", `{}`},
 		{"delete_file", `{"path":"notes/a.txt"}`},
+		{"tag_items", `{"items":[{"name":"abc","tags":["x","y"]},3,{"name":"q"}]}`},
 	}
 	// newSession makes a runner for one session in a fresh workspace (the
 	// registry's schemas are compiled here, once, not by the session).
@@ -128,7 +130,7 @@ func TestSessionStackStaysSmallWithBuiltinTools(t *testing.T) {
 		}
 		steps = append(steps, scripted.Text("Done."))
 		probe := &stackProbe{Model: scripted.NewCompact(&scripted.Script{Name: "tools", Steps: steps}), calls: len(calls)}
-		r, err := loop.New(loop.Config{Model: probe, ModelName: "scripted", Tools: tool.MustRegistry(assemble.Builtin(ws)...), Log: memory.New()})
+		r, err := loop.New(loop.Config{Model: probe, ModelName: "scripted", Tools: tool.MustRegistry(append(assemble.Builtin(ws), nestedSchemaTool())...), Log: memory.New()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,6 +165,17 @@ func TestSessionStackStaysSmallWithBuiltinTools(t *testing.T) {
 			t.Errorf("session %d had outgrown an 8 KiB stack by its last model call (after %d tool calls)", i, len(calls))
 		}
 	}
+}
+
+// nestedSchemaTool has a schema beyond the registry's fast check (anyOf,
+// patterns: as MCP servers' tools often do), so its arguments go through
+// the full JSON Schema validator, which recurses deeply.
+func nestedSchemaTool() tool.Tool {
+	return tool.Func(model.ToolSpec{Name: "tag_items", Description: "tags items",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"items":{"type":"array","items":{"anyOf":[
+			{"type":"object","properties":{"name":{"type":"string","pattern":"^[a-z]+$"},"tags":{"type":"array","items":{"type":"string","minLength":1}}},"required":["name"]},
+			{"type":"integer"}]}}},"required":["items"]}`)},
+		func(context.Context, json.RawMessage) (tool.Result, error) { return tool.Result{Output: "tagged"}, nil })
 }
 
 // stackProbe is a model that, at a session's last model call (the one

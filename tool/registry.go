@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/agentloop/agentloop/internal/ownstack"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -133,12 +134,20 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	fast := e.fast
 	// Most calls' arguments are judged from their bytes; only the rest
-	// are decoded, for the checks and the error message below.
-	if fast != nil && fast.validObject(args) {
+	// are decoded, for the checks and the error message below, on a
+	// stack of their own: the full validator recurses deeply, and this
+	// runs on a session's goroutine (see internal/ownstack).
+	if e.fast != nil && e.fast.validObject(args) {
 		return nil
 	}
+	_, err := ownstack.Run(func() (struct{}, error) { return struct{}{}, validateSlowly(e, name, args) })
+	return err
+}
+
+// validateSlowly is Validate for arguments the fast check did not accept.
+func validateSlowly(e entry, name string, args json.RawMessage) error {
+	fast := e.fast
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -220,7 +229,14 @@ func Execute(ctx context.Context, t Tool, args json.RawMessage) (Result, error) 
 	return res, nil
 }
 
-func safeCall(ctx context.Context, t Tool, args json.RawMessage) (res Result, err error) {
+// safeCall runs the tool on a goroutine of its own (a tool may recurse
+// deeply, and this runs on a session's goroutine: see internal/ownstack),
+// turning a panic into an error.
+func safeCall(ctx context.Context, t Tool, args json.RawMessage) (Result, error) {
+	return ownstack.Run(func() (Result, error) { return callRecovering(ctx, t, args) })
+}
+
+func callRecovering(ctx context.Context, t Tool, args json.RawMessage) (res Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("tool %q panicked: %v", t.Spec().Name, p)
