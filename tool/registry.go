@@ -141,8 +141,7 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 	if e.fast != nil && e.fast.validObject(args) {
 		return nil
 	}
-	_, err := ownstack.Run(func() (struct{}, error) { return struct{}{}, validateSlowly(e, name, args) })
-	return err
+	return ownstack.Do(func() error { return validateSlowly(e, name, args) })
 }
 
 // validateSlowly is Validate for arguments the fast check did not accept.

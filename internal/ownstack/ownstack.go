@@ -41,3 +41,9 @@ func Run[T any](f func() (T, error)) (T, error) {
 	}
 	return o.v, o.err
 }
+
+// Do is Run for work that returns only an error.
+func Do(f func() error) error {
+	_, err := Run(func() (struct{}, error) { return struct{}{}, f() })
+	return err
+}

@@ -13,6 +13,9 @@ func TestRun(t *testing.T) {
 	if _, err := Run(func() (int, error) { return 0, boom }); err != boom {
 		t.Fatalf("error = %v, want boom", err)
 	}
+	if err := Do(func() error { return boom }); err != boom {
+		t.Fatalf("Do = %v, want boom", err)
+	}
 	defer func() {
 		if v := recover(); v != "f panicked" {
 			t.Fatalf("recovered %v, want the panic of f", v)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentloop/agentloop/internal/ownstack"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/internal/transport"
 )
@@ -102,7 +103,9 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 		return nil, fmt.Errorf("ollama: encoding the request: %w", err)
 	}
 	resp, err := c.tc.Do(ctx, name, buf.Bytes(), stream, func(r *transport.Reply) (*model.Response, error) {
-		return transport.Apart(func() (*model.Response, error) {
+		// Decoded with encoding/json, which recurses deeply: off the
+		// session's stack (see internal/ownstack).
+		return ownstack.Run(func() (*model.Response, error) {
 			if r.Streaming() {
 				return c.parseStream(r)
 			}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentloop/agentloop/internal/ownstack"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/internal/transport"
 )
@@ -115,8 +116,9 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 		if r.MediaType == "application/json" || (!r.Streaming() && r.MediaType != "text/event-stream") {
 			return c.parseJSON(r)
 		}
-		// Stream chunks are decoded with encoding/json (see transport.Apart).
-		return transport.Apart(func() (*model.Response, error) { return c.parseStream(r) })
+		// Stream chunks are decoded with encoding/json, which recurses
+		// deeply: off the session's stack (see internal/ownstack).
+		return ownstack.Run(func() (*model.Response, error) { return c.parseStream(r) })
 	})
 	if err != nil {
 		return nil, err
