@@ -34,11 +34,7 @@ import (
 // at every model call, so a stack that once doubled to 16 KiB stays so —
 // 8 KiB more for each of thousands of sessions waiting on their models.
 func TestSessionStackStaysSmall(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector's instrumentation makes every frame larger")
-	}
-	// No collection meanwhile: it could shrink a stack that grew.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	measuringStacks(t)
 	const sessions, calls = 8, 4
 	add := tool.Func(model.ToolSpec{Name: "add", Description: "adds a and b",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}`)},
@@ -70,18 +66,14 @@ func TestSessionStackStaysSmall(t *testing.T) {
 			}
 			// What encoding/json caches on its first use of a type (deep
 			// frames) is made once per process, not by every session.
-			if st, err := r.Run(context.Background(), loop.Task{Prompt: "add the numbers"}); err != nil || st.Status != loop.StatusCompleted {
-				t.Fatalf("%s: warm-up session: %+v %v", name, st, err)
+			if err := runCounted(r, calls); err != nil {
+				t.Fatalf("%s: warm-up session: %v", name, err)
 			}
 			probe.small = 0
 			var wg sync.WaitGroup
 			for range sessions {
 				wg.Go(func() {
-					st, err := r.Run(context.Background(), loop.Task{Prompt: "add the numbers"})
-					if err == nil && (st.Status != loop.StatusCompleted || st.ToolCallCount != calls) {
-						err = fmt.Errorf("status %s (%s), %d tool calls", st.Status, st.Detail, st.ToolCallCount)
-					}
-					if err != nil {
+					if err := runCounted(r, calls); err != nil {
 						t.Errorf("%s: %v", name, err)
 					}
 				})
@@ -94,17 +86,13 @@ func TestSessionStackStaysSmall(t *testing.T) {
 	}
 }
 
-// TestSessionStackStaysSmallWithBuiltinTools runs the built-in file,
-// command and git tools in a real workspace, and a tool whose schema needs
-// the full validator, (the scripted model asks for
-// them; the providers' part is the test above) and checks, as it does,
-// that the session's stack is still 8 KiB at its last model call: tools
-// run on the session's goroutine.
+// TestSessionStackStaysSmallWithBuiltinTools has the scripted model ask
+// for the built-in file, command and git tools in a real workspace and for
+// a tool whose schema needs the full validator (the providers' part is the
+// test above), and checks, as that test does, that the session's stack is
+// still 8 KiB at its last model call: tools run on the session's goroutine.
 func TestSessionStackStaysSmallWithBuiltinTools(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector's instrumentation makes every frame larger")
-	}
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	measuringStacks(t)
 	calls := []struct{ name, args string }{
 		{"write_file", `{"path":"notes/a.txt","content":"hello\nworld\n"}`},
 		{"read_file", `{"path":"notes/a.txt"}`},
@@ -136,19 +124,11 @@ func TestSessionStackStaysSmallWithBuiltinTools(t *testing.T) {
 		}
 		return r, probe
 	}
-	run := func(r *loop.Runner) error {
-		st, err := r.Run(context.Background(), loop.Task{Prompt: "tidy the notes"})
-		if err == nil && (st.Status != loop.StatusCompleted || st.ToolCallCount != len(calls)) {
-			err = fmt.Errorf("status %s (%s), %d tool calls", st.Status, st.Detail, st.ToolCallCount)
-		}
-		return err
-	}
 	// What the tools set up on first use (compiled patterns, encoding/json's
 	// caches) is made once per process, not by every session.
-	if r, _ := newSession(); true {
-		if err := run(r); err != nil {
-			t.Fatalf("warm-up session: %v", err)
-		}
+	warm, _ := newSession()
+	if err := runCounted(warm, len(calls)); err != nil {
+		t.Fatalf("warm-up session: %v", err)
 	}
 	const sessions = 4
 	for i := range sessions {
@@ -156,7 +136,7 @@ func TestSessionStackStaysSmallWithBuiltinTools(t *testing.T) {
 		// On a goroutine of its own, as sessions run: a fresh stack.
 		var err error
 		done := make(chan struct{})
-		go func() { defer close(done); err = run(r) }()
+		go func() { defer close(done); err = runCounted(r, len(calls)) }()
 		<-done
 		if err != nil {
 			t.Fatalf("session %d: %v", i, err)
@@ -165,6 +145,27 @@ func TestSessionStackStaysSmallWithBuiltinTools(t *testing.T) {
 			t.Errorf("session %d had outgrown an 8 KiB stack by its last model call (after %d tool calls)", i, len(calls))
 		}
 	}
+}
+
+// measuringStacks readies a test that measures stacks: it skips under the
+// race detector, whose instrumentation makes every frame larger, and turns
+// off collection for the test, which could shrink a stack that grew.
+func measuringStacks(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation makes every frame larger")
+	}
+	gc := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetGCPercent(gc) })
+}
+
+// runCounted runs a session to completion and checks it made calls tool
+// calls.
+func runCounted(r *loop.Runner, calls int) error {
+	st, err := r.Run(context.Background(), loop.Task{Prompt: "do the task"})
+	if err == nil && (st.Status != loop.StatusCompleted || st.ToolCallCount != calls) {
+		err = fmt.Errorf("status %s (%s), %d tool calls", st.Status, st.Detail, st.ToolCallCount)
+	}
+	return err
 }
 
 // nestedSchemaTool has a schema beyond the registry's fast check (anyOf,
