@@ -471,3 +471,35 @@ func TestWrapUpAfterTimeoutIsBounded(t *testing.T) {
 		t.Fatalf("warnings %+v", st.Warnings)
 	}
 }
+
+// silentModel returns neither a reply nor an error on its first call, then
+// answers.
+type silentModel struct{ calls int }
+
+func (m *silentModel) Generate(context.Context, *model.Request, model.StreamFunc) (*model.Response, error) {
+	m.calls++
+	if m.calls == 1 {
+		return nil, nil
+	}
+	return &model.Response{Text: "done", FinishReason: model.FinishStop}, nil
+}
+
+// A model call that returns no reply and no error is recorded as an
+// unreadable reply, not taken for an empty answer (generateFailed).
+func TestModelWithNoReplyAndNoError(t *testing.T) {
+	e := newEnv()
+	st := run(t, e.runner(t, &silentModel{}, nil, nil), "answer")
+	evs, err := e.log.Load(t.Context(), st.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if f, ok := ev.Data.(*loop.ModelFailed); ok {
+			if !f.Malformed || !strings.Contains(f.Error, "the model returned no reply and no error") {
+				t.Fatalf("model.failed %+v", f)
+			}
+			return
+		}
+	}
+	t.Fatalf("no model.failed recorded: %v", e.log.types(st.ID))
+}
