@@ -106,13 +106,17 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	if err != nil {
 		return nil, err
 	}
-	// A fresh buffer each call: net/http may still read a request body after
-	// the round trip returns (a server that answers before the upload ends).
-	body, err := c.appendRequest(make([]byte, 0, requestSize(req)), name, req, stream != nil)
+	// A fresh buffer each encoding: net/http may still read a request body
+	// after the round trip returns (a server that answers before the upload
+	// ends).
+	encode := func() ([]byte, error) {
+		return c.appendRequest(make([]byte, 0, requestSize(req)), name, req, stream != nil)
+	}
+	body, err := encode()
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding the request: %w", c.cfg.Provider, err)
 	}
-	resp, err := c.tc.Do(ctx, name, body, stream, func(r *transport.Reply) (*model.Response, error) {
+	resp, err := c.tc.Do(ctx, name, transport.NewBody(body, encode), stream, func(r *transport.Reply) (*model.Response, error) {
 		if r.MediaType == "application/json" || (!r.Streaming() && r.MediaType != "text/event-stream") {
 			return c.parseJSON(r)
 		}

@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -136,8 +135,9 @@ func (e *readError) Error() string { return e.err.Error() }
 func (e *readError) Unwrap() error { return e.err }
 
 // Do POSTs body (JSON) for modelName, retrying as the policy allows, and
-// hands the first 2xx reply to handle.
-func (c *Client) Do(ctx context.Context, modelName string, body []byte, stream model.StreamFunc, handle Handler) (*model.Response, error) {
+// hands the first 2xx reply to handle. Each attempt takes its bytes from
+// body and lets go of them once they are written (see Body).
+func (c *Client) Do(ctx context.Context, modelName string, body *Body, stream model.StreamFunc, handle Handler) (*model.Response, error) {
 	resp, err := c.do(ctx, modelName, body, stream, handle)
 	if err != nil {
 		// Providers quote the key they refused: no error leaves with it.
@@ -146,7 +146,7 @@ func (c *Client) Do(ctx context.Context, modelName string, body []byte, stream m
 	return resp, err
 }
 
-func (c *Client) do(ctx context.Context, modelName string, body []byte, stream model.StreamFunc, handle Handler) (*model.Response, error) {
+func (c *Client) do(ctx context.Context, modelName string, body *Body, stream model.StreamFunc, handle Handler) (*model.Response, error) {
 	call := Call{Provider: c.cfg.Provider, URL: c.shownURL, Model: modelName}
 	// The total limit is enforced by each attempt's own timer, so a call
 	// that succeeds at once needs no context of its own for it; a deadline
@@ -172,7 +172,7 @@ func (c *Client) do(ctx context.Context, modelName string, body []byte, stream m
 // frame down to where the reply is decoded (see newRequest).
 //
 //go:noinline
-func (c *Client) retrying(ctx context.Context, call Call, end time.Time, body []byte, stream model.StreamFunc, handle Handler, err error, retryAfter time.Duration) (*model.Response, error) {
+func (c *Client) retrying(ctx context.Context, call Call, end time.Time, body *Body, stream model.StreamFunc, handle Handler, err error, retryAfter time.Duration) (*model.Response, error) {
 	if !end.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadlineCause(ctx, end, &TimeoutError{Call: call, Limit: "total", After: c.timeouts.Total})
@@ -230,7 +230,7 @@ type attemptState struct {
 // attempt makes one request. end is the deadline of the whole call (zero
 // for none). retry reports whether the failure is worth another attempt;
 // retryAfter is the server's hint.
-func (c *Client) attempt(ctx context.Context, call Call, end time.Time, body []byte, stream model.StreamFunc, handle Handler) (_ *model.Response, err error, retry bool, retryAfter time.Duration) {
+func (c *Client) attempt(ctx context.Context, call Call, end time.Time, body *Body, stream model.StreamFunc, handle Handler) (_ *model.Response, err error, retry bool, retryAfter time.Duration) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	req, err := c.newRequest(actx, call, body, stream != nil)
@@ -274,14 +274,22 @@ func (c *Client) attempt(ctx context.Context, call Call, end time.Time, body []b
 // inside attempt, at the deepest point of a session's stack, and a stack
 // that grows past 8 KiB there stays 16 KiB for the rest of the session.
 
-// newRequest builds the POST of body with the client's headers.
+// newRequest builds the POST of the body's next bytes with the client's
+// headers. The request holds the bytes only until they are written, and
+// asks body to encode them again when net/http must send it again.
 //
 //go:noinline
-func (c *Client) newRequest(ctx context.Context, call Call, body []byte, stream bool) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL, bytes.NewReader(body))
+func (c *Client) newRequest(ctx context.Context, call Call, body *Body, stream bool) (*http.Request, error) {
+	b, err := body.take()
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding the request: %w", call.Provider, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL, &sentBody{b: b})
 	if err != nil {
 		return nil, fmt.Errorf("%s: building request for %s: %w", call.Provider, call.where(), err)
 	}
+	req.ContentLength = int64(len(b))
+	req.GetBody = body.again // refers to body, not to b: b is let go once written
 	for k, v := range c.cfg.Header {
 		req.Header[k] = v
 	}

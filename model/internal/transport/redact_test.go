@@ -29,7 +29,7 @@ func TestErrorsNeverCarryTheKey(t *testing.T) {
 	defer srv.Close()
 	for _, path := range []string{"/v1/chat", "/v1/chat?bad=body"} {
 		c := New(Config{Provider: "openai", URL: srv.URL + path, Header: http.Header{"Authorization": {"Bearer " + key}}, Retry: Retry{MaxAttempts: 1}})
-		_, err := c.Do(context.Background(), "m", []byte(`{}`), nil, func(r *Reply) (*model.Response, error) {
+		_, err := c.Do(context.Background(), "m", bytesBody([]byte(`{}`)), nil, func(r *Reply) (*model.Response, error) {
 			return nil, r.Malformed("unreadable: %s", readAll(r))
 		})
 		if err == nil {

@@ -1,0 +1,113 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/model"
+)
+
+// bytesBody is a body of fixed bytes, held for as long as the Body is.
+func bytesBody(b []byte) *Body {
+	return NewBody(b, func() ([]byte, error) { return b, nil })
+}
+
+// TestBodyLetGoOnceWritten sends a 256 KiB request to a server that reads
+// it whole and then holds its reply: while the client waits, nothing may
+// hold the bytes it sent (its frames, the http.Request, net/http's
+// rewind), so the garbage collector frees them. A body whose encode
+// function keeps the bytes is the control: the check must see it held.
+func TestBodyLetGoOnceWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		held bool
+	}{{"encoded again", false}, {"kept by the caller", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make(chan []byte, 1)
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				got <- b
+				<-release
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{}`)
+			}))
+			defer srv.Close()
+			defer close(release)
+
+			var freed atomic.Bool
+			sent := bytes.Repeat([]byte("x"), 256<<10)
+			runtime.AddCleanup(&sent[0], func(*atomic.Bool) { freed.Store(true) }, &freed)
+			body := NewBody(sent, func() ([]byte, error) { return bytes.Repeat([]byte("x"), 256<<10), nil })
+			if tc.held {
+				body = bytesBody(sent)
+			}
+			sent = nil
+
+			c := New(Config{Provider: "openai", URL: srv.URL, Retry: Retry{MaxAttempts: 1}})
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.Do(context.Background(), "m", body, nil, func(r *Reply) (*model.Response, error) {
+					_, err := io.Copy(io.Discard, r.Body)
+					return &model.Response{}, err
+				})
+				done <- err
+			}()
+			if b := <-got; len(b) != 256<<10 {
+				t.Fatalf("the server read %d bytes, want %d", len(b), 256<<10)
+			}
+			for i := 0; i < 50 && !freed.Load(); i++ {
+				runtime.GC()
+				time.Sleep(2 * time.Millisecond)
+			}
+			if freed.Load() == tc.held {
+				t.Fatalf("sent bytes freed while the reply was awaited: %v, want %v", freed.Load(), !tc.held)
+			}
+			release <- struct{}{}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			runtime.KeepAlive(body)
+		})
+	}
+}
+
+// TestRetrySendsTheBodyEncodedAgain: a retry sends the same bytes, from
+// the body's encode function, as the first attempt did.
+func TestRetrySendsTheBodyEncodedAgain(t *testing.T) {
+	var bodies [][]byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, b)
+		if len(bodies) == 1 {
+			http.Error(w, `{"error":{"message":"busy"}}`, http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	encoded := 0
+	body := NewBody([]byte(`{"n":1}`), func() ([]byte, error) {
+		encoded++
+		return []byte(`{"n":1}`), nil
+	})
+	noSleep := func(ctx context.Context, d time.Duration) error { return ctx.Err() }
+	c := New(Config{Provider: "openai", URL: srv.URL, Retry: Retry{MaxAttempts: 2, Sleep: noSleep}})
+	_, err := c.Do(context.Background(), "m", body, nil, func(r *Reply) (*model.Response, error) {
+		return &model.Response{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bodies) != 2 || encoded != 1 || string(bodies[0]) != `{"n":1}` || string(bodies[1]) != `{"n":1}` {
+		t.Fatalf("bodies %q, encoded again %d times; want the same body twice, encoded again once", bodies, encoded)
+	}
+}
