@@ -1,8 +1,8 @@
 package transport
 
 import (
+	"bytes"
 	"io"
-	"sync"
 )
 
 // A Body is a request's JSON, encoded again for every attempt that needs
@@ -32,42 +32,14 @@ func (b *Body) take() ([]byte, error) {
 	return b.encode()
 }
 
-// sentBody is one attempt's request body. It drops its bytes as soon as
-// they are read to the end, or the body is closed (net/http closes a
-// request's body once written, or on failure), whichever comes first. The
-// mutex is there because net/http may close the body on another goroutine
-// than the one reading it.
-type sentBody struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (s *sentBody) Read(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.b) == 0 {
-		s.b = nil
-		return 0, io.EOF
-	}
-	n := copy(p, s.b)
-	if s.b = s.b[n:]; len(s.b) == 0 {
-		s.b = nil // written: let go of the bytes
-	}
-	return n, nil
-}
-
-func (s *sentBody) Close() error {
-	s.mu.Lock()
-	s.b = nil
-	s.mu.Unlock()
-	return nil
-}
-
-// again is the request's GetBody: the same bytes, encoded again.
+// again is the request's GetBody: the same bytes, encoded again, for
+// net/http to send the request once more (after a connection it reused
+// turned out closed). Those bytes are held until the attempt ends: the
+// rewind is rare, and the reader it replaces may still be being read.
 func (b *Body) again() (io.ReadCloser, error) {
 	n, err := b.encode()
 	if err != nil {
 		return nil, err
 	}
-	return &sentBody{b: n}, nil
+	return io.NopCloser(bytes.NewReader(n)), nil
 }

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -225,7 +227,17 @@ var (
 type attemptState struct {
 	body  timedBody
 	reply Reply
+	// sent reads the request's bytes to net/http, which writes them and
+	// then reports it through trace.WroteRequest: sent lets go of them
+	// there (see Body).
+	sent  bytes.Reader
+	trace httptrace.ClientTrace
 }
+
+// wrote is trace.WroteRequest. net/http calls it once the request and its
+// body are written, on the goroutine that read sent, so nothing reads sent
+// after the reset.
+func (st *attemptState) wrote(httptrace.WroteRequestInfo) { st.sent.Reset(nil) }
 
 // attempt makes one request. end is the deadline of the whole call (zero
 // for none). retry reports whether the failure is worth another attempt;
@@ -233,12 +245,12 @@ type attemptState struct {
 func (c *Client) attempt(ctx context.Context, call Call, end time.Time, body *Body, stream model.StreamFunc, handle Handler) (_ *model.Response, err error, retry bool, retryAfter time.Duration) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	req, err := c.newRequest(actx, call, body, stream != nil)
+	st := &attemptState{body: timedBody{cancel: cancel, call: call, firstByte: c.timeouts.FirstByte, idle: c.timeouts.Idle, end: end, total: c.timeouts.Total}}
+	req, err := c.newRequest(actx, call, st, body, stream != nil)
 	if err != nil {
 		return nil, err, false, 0
 	}
 
-	st := &attemptState{body: timedBody{cancel: cancel, call: call, firstByte: c.timeouts.FirstByte, idle: c.timeouts.Idle, end: end, total: c.timeouts.Total}}
 	tb := &st.body
 	tb.timed = tb.firstByte > 0 || tb.idle > 0 || !end.IsZero()
 	if tb.timed {
@@ -275,21 +287,27 @@ func (c *Client) attempt(ctx context.Context, call Call, end time.Time, body *Bo
 // that grows past 8 KiB there stays 16 KiB for the rest of the session.
 
 // newRequest builds the POST of the body's next bytes with the client's
-// headers. The request holds the bytes only until they are written, and
-// asks body to encode them again when net/http must send it again.
+// headers. The request holds the bytes only until they are written
+// (attemptState.wrote), and asks body to encode them again when net/http
+// must send it again. The bytes go in a *bytes.Reader, which net/http
+// writes with the headers in one write; a reader of its own would have
+// it flush the headers apart and copy the body through a buffer it makes.
 //
 //go:noinline
-func (c *Client) newRequest(ctx context.Context, call Call, body *Body, stream bool) (*http.Request, error) {
+func (c *Client) newRequest(ctx context.Context, call Call, st *attemptState, body *Body, stream bool) (*http.Request, error) {
 	b, err := body.take()
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding the request: %w", call.Provider, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL, &sentBody{b: b})
+	st.sent.Reset(b)
+	st.trace.WroteRequest = st.wrote
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &st.trace), http.MethodPost, c.cfg.URL, &st.sent)
 	if err != nil {
 		return nil, fmt.Errorf("%s: building request for %s: %w", call.Provider, call.where(), err)
 	}
-	req.ContentLength = int64(len(b))
-	req.GetBody = body.again // refers to body, not to b: b is let go once written
+	// Not the GetBody NewRequest made, which holds a copy of the reader
+	// and so the bytes: body encodes them again.
+	req.GetBody = body.again
 	for k, v := range c.cfg.Header {
 		req.Header[k] = v
 	}
