@@ -97,18 +97,11 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	if c.cfg.ThinkingBudget > 0 && len(req.Tools) > 0 && req.ToolChoice != "" && req.ToolChoice != model.ToolChoiceAuto && req.ToolChoice != model.ToolChoiceNone {
 		return nil, fmt.Errorf("anthropic: with extended thinking the model must be free to choose (tool_choice auto or none), not made to call %q: turn thinking off for this call", req.ToolChoice)
 	}
-	encode := func() ([]byte, error) {
-		buf, err := transport.EncodeJSON(c.buildRequest(name, req, stream != nil))
-		if err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
-	}
-	body, err := encode()
+	body, err := transport.JSONBody(func() any { return c.buildRequest(name, req, stream != nil) })
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
 	}
-	resp, err := c.tc.Do(ctx, name, transport.NewBody(body, encode), stream, func(r *transport.Reply) (*model.Response, error) {
+	resp, err := c.tc.Do(ctx, name, body, stream, func(r *transport.Reply) (*model.Response, error) {
 		// Decoded with encoding/json, which recurses deeply: off the
 		// session's stack (see internal/ownstack).
 		return ownstack.Run(func() (*model.Response, error) {

@@ -98,18 +98,11 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	if len(req.Tools) > 0 && !c.cfg.StreamTools {
 		stream = nil
 	}
-	encode := func() ([]byte, error) {
-		buf, err := transport.EncodeJSON(c.buildRequest(name, req, stream != nil))
-		if err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
-	}
-	body, err := encode()
+	body, err := transport.JSONBody(func() any { return c.buildRequest(name, req, stream != nil) })
 	if err != nil {
 		return nil, fmt.Errorf("ollama: encoding the request: %w", err)
 	}
-	resp, err := c.tc.Do(ctx, name, transport.NewBody(body, encode), stream, func(r *transport.Reply) (*model.Response, error) {
+	resp, err := c.tc.Do(ctx, name, body, stream, func(r *transport.Reply) (*model.Response, error) {
 		// Decoded with encoding/json, which recurses deeply: off the
 		// session's stack (see internal/ownstack).
 		return ownstack.Run(func() (*model.Response, error) {

@@ -43,3 +43,20 @@ func (b *Body) again() (io.ReadCloser, error) {
 	}
 	return io.NopCloser(bytes.NewReader(n)), nil
 }
+
+// JSONBody is a body of what build returns, encoded with EncodeJSON: now
+// for the first attempt, and again, from a fresh build, for any later one.
+func JSONBody(build func() any) (*Body, error) {
+	encode := func() ([]byte, error) {
+		buf, err := EncodeJSON(build())
+		if err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+	first, err := encode()
+	if err != nil {
+		return nil, err
+	}
+	return NewBody(first, encode), nil
+}
