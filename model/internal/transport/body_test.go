@@ -3,10 +3,13 @@ package transport
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,5 +112,47 @@ func TestRetrySendsTheBodyEncodedAgain(t *testing.T) {
 	}
 	if len(bodies) != 2 || encoded != 1 || string(bodies[0]) != `{"n":1}` || string(bodies[1]) != `{"n":1}` {
 		t.Fatalf("bodies %q, encoded again %d times; want the same body twice, encoded again once", bodies, encoded)
+	}
+}
+
+// TestRetryWhoseRequestCannotBeEncodedAgain: a retry that cannot encode
+// the request again fails at once with what went wrong, not with the
+// earlier attempt's refusal, and is not retried.
+func TestRetryWhoseRequestCannotBeEncodedAgain(t *testing.T) {
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		http.Error(w, `{"error":{"message":"busy"}}`, http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	body := NewBody([]byte(`{}`), func() ([]byte, error) { return nil, errors.New("the conversation holds a NaN") })
+	noSleep := func(ctx context.Context, d time.Duration) error { return ctx.Err() }
+	c := New(Config{Provider: "openai", URL: srv.URL, Retry: Retry{MaxAttempts: 3, Sleep: noSleep}})
+	_, err := c.Do(context.Background(), "m", body, nil, func(r *Reply) (*model.Response, error) {
+		return &model.Response{}, nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "openai: encoding the request: the conversation holds a NaN") || calls != 1 {
+		t.Fatalf("err %v after %d calls; want the encoding error after 1", err, calls)
+	}
+}
+
+// TestBodyAgainEncodesAgain: net/http's GetBody reads freshly encoded
+// bytes, not the first attempt's (which were let go).
+func TestBodyAgainEncodesAgain(t *testing.T) {
+	n := 0
+	b := NewBody([]byte(`{"n":0}`), func() ([]byte, error) {
+		n++
+		return []byte(fmt.Sprintf(`{"n":%d}`, n)), nil
+	})
+	if first, _ := b.take(); string(first) != `{"n":0}` {
+		t.Fatalf("first attempt sends %s", first)
+	}
+	rc, err := b.again()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(rc)
+	if string(got) != `{"n":1}` || n != 1 {
+		t.Fatalf("GetBody read %s after %d encodings; want {\"n\":1} after 1", got, n)
 	}
 }
