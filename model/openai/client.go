@@ -109,14 +109,13 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	// A fresh buffer each encoding: net/http may still read a request body
 	// after the round trip returns (a server that answers before the upload
 	// ends).
-	encode := func() ([]byte, error) {
+	body, err := transport.EncodedBody(func() ([]byte, error) {
 		return c.appendRequest(make([]byte, 0, requestSize(req)), name, req, stream != nil)
-	}
-	body, err := encode()
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding the request: %w", c.cfg.Provider, err)
 	}
-	resp, err := c.tc.Do(ctx, name, transport.NewBody(body, encode), stream, func(r *transport.Reply) (*model.Response, error) {
+	resp, err := c.tc.Do(ctx, name, body, stream, func(r *transport.Reply) (*model.Response, error) {
 		if r.MediaType == "application/json" || (!r.Streaming() && r.MediaType != "text/event-stream") {
 			return c.parseJSON(r)
 		}

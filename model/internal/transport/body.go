@@ -16,11 +16,16 @@ type Body struct {
 	encode func() ([]byte, error) // encodes the same request again
 }
 
-// NewBody is a body whose first attempt sends first and whose later ones
-// (retries, net/http's rewinds of a request it must send again) send what
-// encode returns, which must be the same bytes.
-func NewBody(first []byte, encode func() ([]byte, error)) *Body {
-	return &Body{next: first, encode: encode}
+// EncodedBody encodes a request now, for its first attempt, and keeps
+// encode for any later one (retries, net/http's rewinds of a request it
+// must send again); encode must return the same bytes each time. An error
+// is the first encoding's.
+func EncodedBody(encode func() ([]byte, error)) (*Body, error) {
+	first, err := encode()
+	if err != nil {
+		return nil, err
+	}
+	return &Body{next: first, encode: encode}, nil
 }
 
 // take returns the bytes for an attempt; the Body keeps no hold on them.
@@ -44,19 +49,14 @@ func (b *Body) again() (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(n)), nil
 }
 
-// JSONBody is a body of what build returns, encoded with EncodeJSON: now
-// for the first attempt, and again, from a fresh build, for any later one.
+// JSONBody is EncodedBody of what build returns, encoded with EncodeJSON
+// (a fresh build for each encoding).
 func JSONBody(build func() any) (*Body, error) {
-	encode := func() ([]byte, error) {
+	return EncodedBody(func() ([]byte, error) {
 		buf, err := EncodeJSON(build())
 		if err != nil {
 			return nil, err
 		}
 		return buf.Bytes(), nil
-	}
-	first, err := encode()
-	if err != nil {
-		return nil, err
-	}
-	return NewBody(first, encode), nil
+	})
 }

@@ -19,7 +19,13 @@ import (
 
 // bytesBody is a body of fixed bytes, held for as long as the Body is.
 func bytesBody(b []byte) *Body {
-	return NewBody(b, func() ([]byte, error) { return b, nil })
+	return &Body{next: b, encode: func() ([]byte, error) { return b, nil }}
+}
+
+// newBody is a body whose first attempt sends first and whose later ones
+// send what encode returns.
+func newBody(first []byte, encode func() ([]byte, error)) *Body {
+	return &Body{next: first, encode: encode}
 }
 
 // TestBodyLetGoOnceWritten sends a 256 KiB request to a server that reads
@@ -48,7 +54,7 @@ func TestBodyLetGoOnceWritten(t *testing.T) {
 			var freed atomic.Bool
 			sent := bytes.Repeat([]byte("x"), 256<<10)
 			runtime.AddCleanup(&sent[0], func(*atomic.Bool) { freed.Store(true) }, &freed)
-			body := NewBody(sent, func() ([]byte, error) { return bytes.Repeat([]byte("x"), 256<<10), nil })
+			body := newBody(sent, func() ([]byte, error) { return bytes.Repeat([]byte("x"), 256<<10), nil })
 			if tc.held {
 				body = bytesBody(sent)
 			}
@@ -98,7 +104,7 @@ func TestRetrySendsTheBodyEncodedAgain(t *testing.T) {
 	}))
 	defer srv.Close()
 	encoded := 0
-	body := NewBody([]byte(`{"n":1}`), func() ([]byte, error) {
+	body := newBody([]byte(`{"n":1}`), func() ([]byte, error) {
 		encoded++
 		return []byte(`{"n":1}`), nil
 	})
@@ -125,7 +131,7 @@ func TestRetryWhoseRequestCannotBeEncodedAgain(t *testing.T) {
 		http.Error(w, `{"error":{"message":"busy"}}`, http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
-	body := NewBody([]byte(`{}`), func() ([]byte, error) { return nil, errors.New("the conversation holds a NaN") })
+	body := newBody([]byte(`{}`), func() ([]byte, error) { return nil, errors.New("the conversation holds a NaN") })
 	noSleep := func(ctx context.Context, d time.Duration) error { return ctx.Err() }
 	c := New(Config{Provider: "openai", URL: srv.URL, Retry: Retry{MaxAttempts: 3, Sleep: noSleep}})
 	_, err := c.Do(context.Background(), "m", body, nil, func(r *Reply) (*model.Response, error) {
@@ -140,7 +146,7 @@ func TestRetryWhoseRequestCannotBeEncodedAgain(t *testing.T) {
 // bytes, not the first attempt's (which were let go).
 func TestBodyAgainEncodesAgain(t *testing.T) {
 	n := 0
-	b := NewBody([]byte(`{"n":0}`), func() ([]byte, error) {
+	b := newBody([]byte(`{"n":0}`), func() ([]byte, error) {
 		n++
 		return []byte(fmt.Sprintf(`{"n":%d}`, n)), nil
 	})
@@ -154,5 +160,14 @@ func TestBodyAgainEncodesAgain(t *testing.T) {
 	got, _ := io.ReadAll(rc)
 	if string(got) != `{"n":1}` || n != 1 {
 		t.Fatalf("GetBody read %s after %d encodings; want {\"n\":1} after 1", got, n)
+	}
+}
+
+// TestEncodedBodyFirstEncodingFails: the first encoding's error comes back
+// at once, with no body to send.
+func TestEncodedBodyFirstEncodingFails(t *testing.T) {
+	b, err := EncodedBody(func() ([]byte, error) { return nil, errors.New("unsupported value: NaN") })
+	if b != nil || err == nil || err.Error() != "unsupported value: NaN" {
+		t.Fatalf("EncodedBody = %v, %v; want no body and the encoding error", b, err)
 	}
 }
