@@ -49,6 +49,20 @@ type Config struct {
 	ModelName string
 	Tools     *tool.Registry
 	Log       Log
+	// EndBehind lets a session that ends return before its last events
+	// are durable: they commit behind the return, as a step's events
+	// commit behind the model call after it. Run and Session.Wait then
+	// hand back the final state while the log may not hold it yet;
+	// Runner.Sync waits until it does and reports a commit that failed.
+	// Resume, Reply, Decide, Step and Terminate on such a session wait
+	// for that commit first. A crash before it lands
+	// loses what a crash during the last step would: the session is
+	// recovered from the log and its last model call is made again. So a
+	// caller that shows the answer to the world (replies to a client,
+	// stores it elsewhere) calls Sync first. Only an AsyncLog commits
+	// behind; with another Log, and for terminated sessions, the end is
+	// durable before the return as usual.
+	EndBehind bool
 	// Resolve builds each session's Env from its session.started.
 	Resolve Resolver
 
@@ -93,6 +107,11 @@ type Runner struct {
 	cfg  Config
 	mu   sync.Mutex
 	live map[string]*Session
+	// ending holds the sessions that ended here and whose last events are
+	// still committing (Config.EndBehind), each with a channel closed when
+	// the commit reports; endErrs the commits that failed, for Sync.
+	ending  map[string]chan struct{}
+	endErrs []error
 }
 
 // New checks the config and returns a Runner.
@@ -116,7 +135,7 @@ func New(cfg Config) (*Runner, error) {
 		cfg.NewID = RandomID
 	}
 	cfg.Texts = cfg.Texts.withDefaults()
-	return &Runner{cfg: cfg, live: map[string]*Session{}}, nil
+	return &Runner{cfg: cfg, live: map[string]*Session{}, ending: map[string]chan struct{}{}}, nil
 }
 
 // RandomID returns 16 random hex characters.
@@ -207,6 +226,10 @@ func (r *Runner) create(ctx context.Context, task *Task, durable bool) (*Session
 	id := task.ID
 	if id == "" {
 		id = r.cfg.NewID()
+	} else if err := r.awaitEnd(ctx, id); err != nil {
+		// A session of that ID ending here: its end lands first, so the
+		// ID is refused as taken rather than conflicting at the commit.
+		return nil, err
 	}
 	limits := r.cfg.Limits
 	if task.Limits != nil {
@@ -404,6 +427,9 @@ func (r *Runner) resume(ctx context.Context, id string, prepare func(*Session, *
 // record records what prepare returns for a stopped session and, when run
 // is set and the session is running after it, runs it here.
 func (r *Runner) record(ctx context.Context, id string, prepare func(*Session, *State) ([]Payload, error), run bool) (*Session, error) {
+	if err := r.awaitEnd(ctx, id); err != nil {
+		return nil, err
+	}
 	events, err := r.cfg.Log.Load(ctx, id)
 	if err != nil {
 		return nil, err

@@ -45,7 +45,10 @@ func (s *Session) withSessionTimeout(ctx context.Context) (context.Context, cont
 // nothing more can be recorded safely.
 func (s *Session) turn(ctx, callCtx context.Context) (stopped bool, err error) {
 	st := s.state
-	if st.Status.Finished() || st.Status == StatusPaused || st.Status == StatusWaiting {
+	if st.Status.Finished() {
+		return true, s.finish(ctx)
+	}
+	if st.Status == StatusPaused || st.Status == StatusWaiting {
 		return true, s.flush(ctx)
 	}
 	if _, ok := s.terminateRequested(); ok {

@@ -1,0 +1,151 @@
+package loop_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/model/scripted"
+	"github.com/agentloop/agentloop/tool"
+)
+
+// With EndBehind, Run returns the final state while the end is still
+// committing; Sync waits for it, and so does anything that reads the
+// session's log through the runner.
+func TestEndBehindReturnsBeforeTheEndIsDurable(t *testing.T) {
+	e := newEnv()
+	log := &gatedLog{memLog: e.log}
+	m := scripted.Replies(scripted.Call("read_file", `{"path":"a"}`), scripted.Text("done"))
+	r := e.runner(t, m, []tool.Tool{idem{echoTool("read_file", &recorder{})}}, func(c *loop.Config) {
+		c.Log, c.EndBehind = log, true
+	})
+	st := run(t, r, "read a")
+	if st.Status != loop.StatusCompleted || st.Answer != "done" {
+		t.Fatalf("state: %s %q", st.Status, st.Answer)
+	}
+	if log.held() == 0 || slices.Contains(e.log.types(st.ID), "session.ended") {
+		t.Fatalf("Run waited for the end to be durable: log %v, %d commits held", e.log.types(st.ID), log.held())
+	}
+
+	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	if err := r.Sync(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Sync with the end held: %v, want the deadline", err)
+	}
+	resumed := make(chan error, 1)
+	go func() {
+		_, err := r.Resume(t.Context(), st.ID, "")
+		resumed <- err
+	}()
+	select {
+	case err := <-resumed:
+		t.Fatalf("Resume did not wait for the end to land: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+
+	log.release()
+	if err := r.Sync(t.Context()); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if err := <-resumed; !errors.Is(err, loop.ErrFinished) {
+		t.Fatalf("Resume after the end landed: %v, want ErrFinished", err)
+	}
+	refold(t, e, st)
+	checkScript(t, m)
+}
+
+// failEndLog fails every commit that holds a session's end, as a disk that
+// filled up at that moment would.
+type failEndLog struct {
+	*memLog
+	fail atomic.Bool
+}
+
+func (l *failEndLog) AppendAsync(ctx context.Context, evs []loop.Event, done func(error)) {
+	if l.fail.Load() && slices.ContainsFunc(evs, func(e loop.Event) bool { return e.Type == "session.ended" }) {
+		done(errors.New("disk full"))
+		return
+	}
+	done(l.memLog.Append(ctx, evs...))
+}
+
+// An end that fails to commit is reported by Sync, naming the session;
+// the log holds the session as it was before its last step, and Resume
+// finishes it — once.
+func TestEndBehindFailedEndIsReportedAndResumable(t *testing.T) {
+	e := newEnv()
+	log := &failEndLog{memLog: e.log}
+	log.fail.Store(true)
+	slow := idem{tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(context.Context, json.RawMessage) (tool.Result, error) {
+		// Longer than the commit grace: the steps before the end are
+		// handed over (and land) on their own.
+		time.Sleep(8 * time.Millisecond)
+		return tool.Result{Output: "content"}, nil
+	})}
+	m := scripted.Replies(scripted.Call("read_file", `{"path":"a"}`), scripted.Text("done"), scripted.Text("done again"))
+	r := e.runner(t, m, []tool.Tool{slow}, func(c *loop.Config) { c.Log, c.EndBehind = log, true })
+	st := run(t, r, "read a")
+	if st.Status != loop.StatusCompleted {
+		t.Fatalf("state: %s", st.Status)
+	}
+	err := r.Sync(t.Context())
+	if !errors.Is(err, loop.ErrNotSaved) || !strings.Contains(err.Error(), st.ID) || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Sync: %v, want ErrNotSaved naming %s and the cause", err, st.ID)
+	}
+	if err := r.Sync(t.Context()); err != nil {
+		t.Fatalf("second Sync reports the failure again: %v", err)
+	}
+	types := e.log.types(st.ID)
+	if len(types) == 0 || slices.Contains(types, "session.ended") {
+		t.Fatalf("log after the failed end: %v", types)
+	}
+
+	log.fail.Store(false)
+	s, err := r.Resume(t.Context(), st.ID, "")
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	final, err := s.Wait(t.Context())
+	if err != nil || final.Status != loop.StatusCompleted || final.Answer != "done again" {
+		t.Fatalf("resumed: %v %v", final, err)
+	}
+	if err := r.Sync(t.Context()); err != nil {
+		t.Fatalf("Sync after the resume: %v", err)
+	}
+	if n := count(e.log.types(st.ID), "session.ended"); n != 1 {
+		t.Fatalf("session.ended %d times in the log: %v", n, e.log.types(st.ID))
+	}
+	refold(t, e, final)
+}
+
+// Without an AsyncLog, or when terminated, the end is durable when Run
+// returns, EndBehind or not.
+func TestEndBehindNeedsAnAsyncLog(t *testing.T) {
+	e := newEnv()
+	m := scripted.Replies(scripted.Text("done"))
+	r := e.runner(t, m, nil, func(c *loop.Config) { c.EndBehind = true })
+	st := run(t, r, "x")
+	if !slices.Contains(e.log.types(st.ID), "session.ended") {
+		t.Fatalf("a plain Log's end was not durable at the return: %v", e.log.types(st.ID))
+	}
+	if err := r.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func count(xs []string, x string) int {
+	n := 0
+	for _, y := range xs {
+		if y == x {
+			n++
+		}
+	}
+	return n
+}
