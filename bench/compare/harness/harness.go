@@ -60,6 +60,11 @@ type Runtime struct {
 	// (or a context derived from it) to the add tool, which passes it to
 	// workload.Add.
 	Run func(ctx context.Context) (final string, err error)
+	// Settle, called after the last session of a measured part and inside
+	// its time, waits until everything the sessions recorded is durable:
+	// a runtime whose Run returns before its last commit lands pays for
+	// that commit here. Optional.
+	Settle func() error
 	// Close releases the runtime (closes databases). Optional.
 	Close func() error
 	// Stats, called after Close, returns extra figures for the result
@@ -225,6 +230,12 @@ func run(c Contender, o options) (*Result, error) {
 			return nil, fmt.Errorf("warm-up session %d: %w", i, err)
 		}
 	}
+	if rt.Settle != nil {
+		// The measured part pays for its own commits, not the warm-up's.
+		if err := rt.Settle(); err != nil {
+			return nil, fmt.Errorf("settling the warm-up: %w", err)
+		}
+	}
 	var merr error
 	if o.mode == "seq" {
 		merr = sequential(ctx, rt, o, res)
@@ -301,6 +312,7 @@ func sequential(ctx context.Context, rt *Runtime, o options, res *Result) error 
 			}
 		}
 	}
+	settle(rt, &fails)
 	wall := time.Since(t0)
 	cpu1 := cpuTime()
 	runtime.ReadMemStats(&m1)
@@ -399,6 +411,7 @@ func concurrent(ctx context.Context, rt *Runtime, o options, res *Result) error 
 		sample()
 	}
 	done.Wait()
+	settle(rt, &fails)
 	wall := time.Since(t0)
 	cpu1 := cpuTime()
 	runtime.ReadMemStats(&m1)
@@ -539,4 +552,14 @@ func startProfile(o options) (stop func() error, err error) {
 		}
 		return nil
 	}, nil
+}
+
+// settle waits for the runtime's commits still in flight (Runtime.Settle).
+func settle(rt *Runtime, fails *failures) {
+	if rt.Settle == nil {
+		return
+	}
+	if err := rt.Settle(); err != nil {
+		fails.add(fmt.Errorf("settling: %w", err))
+	}
 }

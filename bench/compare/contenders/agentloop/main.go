@@ -46,15 +46,21 @@ type log interface {
 func main() {
 	store := flag.String("store", "sqlite", "sqlite or postgres (durable, every event written) or memory")
 	pg := flag.String("pg", os.Getenv("AGENTLOOP_BENCH_POSTGRES"), "-store postgres: a server's URL (postgres://…; a database is made for the run and dropped); empty: start a server of its own")
+	endBehind := flag.Bool("end-behind", false, "loop.Config.EndBehind: Run returns before a session's last commit lands; the harness waits for the commits (Runner.Sync) inside the measured time")
 	harness.Main(func() harness.Contender {
 		notes := map[string]string{
 			"sqlite":   "loop.Runner + model/provider openai (non-streaming) + store/sqlite: every event durable",
 			"postgres": "loop.Runner + model/provider openai (non-streaming) + store/postgres (fsync on): every event durable",
 			"memory":   "loop.Runner + model/provider openai (non-streaming) + store/memory",
 		}
-		return harness.Contender{Name: "agentloop-" + *store, Notes: notes[*store],
+		name, note := "agentloop-"+*store, notes[*store]
+		if *endBehind {
+			name += "-endbehind"
+			note += "; Run returns before the session's last commit lands (loop.Config.EndBehind), every commit awaited inside the measured time (Runner.Sync)"
+		}
+		return harness.Contender{Name: name, Notes: note,
 			New: func(ctx context.Context, env harness.Env) (*harness.Runtime, error) {
-				return newRuntime(ctx, env, *store, *pg)
+				return newRuntime(ctx, env, *store, *pg, *endBehind)
 			}}
 	})
 }
@@ -78,7 +84,7 @@ func addTool() tool.Tool {
 		})}
 }
 
-func newRuntime(ctx context.Context, env harness.Env, store, pgURL string) (*harness.Runtime, error) {
+func newRuntime(ctx context.Context, env harness.Env, store, pgURL string, endBehind bool) (*harness.Runtime, error) {
 	var st log
 	dbPath := filepath.Join(env.Dir, "agentloop.db")
 	switch store {
@@ -106,6 +112,7 @@ func newRuntime(ctx context.Context, env harness.Env, store, pgURL string) (*har
 	runner, err := loop.New(loop.Config{
 		Model: m, ModelName: workload.ModelName, Tools: tool.MustRegistry(addTool()), Log: st,
 		SystemPrompt: workload.SystemPrompt, Limits: loop.Limits{MaxIterations: workload.Iterations + 4},
+		EndBehind: endBehind,
 	})
 	if err != nil {
 		return nil, err
@@ -129,7 +136,11 @@ func newRuntime(ctx context.Context, env harness.Env, store, pgURL string) (*har
 	}
 	var events int
 	closeFn := func() error {
-		// Count the events of one session before closing the store.
+		// Count the events of one session before closing the store, once
+		// every end committing behind its return has landed.
+		if err := runner.Sync(context.Background()); err != nil {
+			return err
+		}
 		if lastID != "" {
 			ev, err := st.Load(context.Background(), lastID)
 			if err != nil {
@@ -153,7 +164,8 @@ func newRuntime(ctx context.Context, env harness.Env, store, pgURL string) (*har
 		}
 		return out
 	}
-	return &harness.Runtime{Run: run, Close: closeFn, Stats: stats}, nil
+	settle := func() error { return runner.Sync(context.Background()) }
+	return &harness.Runtime{Run: run, Settle: settle, Close: closeFn, Stats: stats}, nil
 }
 
 // pgLog is a PostgreSQL store in a database made for the run: Close drops

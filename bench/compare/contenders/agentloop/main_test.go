@@ -16,13 +16,21 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 func TestSessions(t *testing.T) {
 	srv := httptest.NewServer(fake.New(0))
 	defer srv.Close()
-	for _, store := range []string{"sqlite", "postgres", "memory"} {
-		t.Run(store, func(t *testing.T) {
+	events := map[string]float64{}
+	for _, c := range []struct {
+		store     string
+		endBehind bool
+	}{{"sqlite", false}, {"postgres", false}, {"memory", false}, {"sqlite", true}} {
+		name := c.store
+		if c.endBehind {
+			name += "-endbehind"
+		}
+		t.Run(name, func(t *testing.T) {
 			pg := ""
-			if store == "postgres" {
+			if c.store == "postgres" {
 				pg = pgtest.ServerURL(t)
 			}
-			rt, err := newRuntime(t.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: t.TempDir()}, store, pg)
+			rt, err := newRuntime(t.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: t.TempDir()}, c.store, pg, c.endBehind)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -31,6 +39,9 @@ func TestSessions(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if err := rt.Settle(); err != nil {
+				t.Fatal(err)
+			}
 			if err := rt.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -38,10 +49,16 @@ func TestSessions(t *testing.T) {
 			if st["events_per_session"] < float64(workload.Iterations) || st["sessions_total"] != 3 {
 				t.Fatalf("stats %v", st)
 			}
-			if store == "sqlite" && st["db_bytes"] == 0 {
+			if c.store == "sqlite" && st["db_bytes"] == 0 {
 				t.Fatalf("stats %v", st)
 			}
+			events[name] = st["events_per_session"]
 		})
+	}
+	// A session whose end committed behind its return is stored whole once
+	// settled: as many events as one whose end was awaited.
+	if events["sqlite-endbehind"] != events["sqlite"] {
+		t.Fatalf("events per session: %v", events)
 	}
 }
 
@@ -55,7 +72,7 @@ func BenchmarkSession(b *testing.B) {
 	defer srv.Close()
 	for _, store := range []string{"memory", "sqlite"} {
 		b.Run(store, func(b *testing.B) {
-			rt, err := newRuntime(b.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: b.TempDir()}, store, "")
+			rt, err := newRuntime(b.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: b.TempDir()}, store, "", false)
 			if err != nil {
 				b.Fatal(err)
 			}
