@@ -62,10 +62,10 @@ func crashScript(session int) *scripted.Script {
 
 // crashRunner builds the runner for session i; after a restart the
 // scripted model skips the replies the log already holds.
-func crashRunner(t testing.TB, st *sqlite.Store, root string, i, skip int) *loop.Runner {
+func crashRunner(t testing.TB, st *sqlite.Store, root string, i, skip int, endBehind bool) *loop.Runner {
 	m := scripted.New(crashScript(i))
 	m.Skip(skip)
-	r, err := loop.New(loop.Config{Model: m, Tools: tool.MustRegistry(appendTool(root)), Log: st,
+	r, err := loop.New(loop.Config{Model: m, Tools: tool.MustRegistry(appendTool(root)), Log: st, EndBehind: endBehind,
 		NewID: func() string { return fmt.Sprintf("crash-%02d", i) }, Limits: loop.Limits{MaxIterations: crashSteps + 3}})
 	if err != nil {
 		t.Fatal(err)
@@ -83,9 +83,10 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	endBehind := os.Getenv("AGENTLOOP_CRASH_END_BEHIND") != ""
 	var sessions []*loop.Session
 	for i := range crashSessions {
-		s, err := crashRunner(t, st, root, i, 0).Start(context.Background(), loop.Task{Prompt: "append the steps"})
+		s, err := crashRunner(t, st, root, i, 0, endBehind).Start(context.Background(), loop.Task{Prompt: "append the steps"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +94,15 @@ func TestCrashChild(t *testing.T) {
 	}
 	fmt.Println("started")
 	for _, s := range sessions {
-		s.Wait(context.Background())
+		if st, err := s.Wait(context.Background()); err != nil || st.Status != loop.StatusCompleted {
+			t.Fatalf("session %s: %v %v", s.ID(), st, err)
+		}
+	}
+	if endBehind {
+		// Every session returned completed, its end maybe still committing:
+		// die now, without Runner.Sync or closing the store.
+		fmt.Println("returned")
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}
 	select {} // wait to be killed
 }
@@ -151,7 +160,7 @@ func TestCrashRecovery(t *testing.T) {
 				}
 				recovered++
 				// Recover it with a runner whose model resumes its script.
-				r := crashRunner(t, st, dir, i, stt.InteractionCount)
+				r := crashRunner(t, st, dir, i, stt.InteractionCount, false)
 				list, err := store.Recover(t.Context(), onlySession{st, stt.ID}, r)
 				if err != nil {
 					t.Fatal(err)
@@ -220,4 +229,61 @@ func checkNoLostOrDoubleWork(t *testing.T, st *sqlite.Store, dir string, i int) 
 	if len(ran) < crashSteps-unknown || len(ran) > crashSteps {
 		t.Fatalf("session %d: %d steps ran, %d unknown, want %d", i, len(ran), unknown, crashSteps)
 	}
+}
+
+// TestCrashRightAfterEndBehindReturns kills the process the moment every
+// session returned under Config.EndBehind, before their ends are known to
+// be durable: a session whose end did not land is recovered from the log,
+// and none loses or repeats work.
+func TestCrashRightAfterEndBehindReturns(t *testing.T) {
+	rounds := 6
+	if testing.Short() {
+		rounds = 2
+	}
+	lost := 0
+	for round := range rounds {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "crash.db")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
+			cmd.Env = append(os.Environ(), "AGENTLOOP_CRASH_DB="+db, "AGENTLOOP_CRASH_ROOT="+dir, "AGENTLOOP_CRASH_END_BEHIND=1")
+			out, err := cmd.Output()
+			if !strings.Contains(string(out), "returned") {
+				t.Fatalf("child did not get to return every session: %v\n%s", err, out)
+			}
+			st, err := sqlite.Open(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			for i := range crashSessions {
+				evs, err := st.Load(t.Context(), fmt.Sprintf("crash-%02d", i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				stt, err := loop.Fold(evs)
+				if err != nil {
+					t.Fatalf("session %d: %v", i, err)
+				}
+				if stt.Status.Finished() {
+					continue
+				}
+				lost++
+				r := crashRunner(t, st, dir, i, stt.InteractionCount, false)
+				list, err := store.Recover(t.Context(), onlySession{st, stt.ID}, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range list {
+					if _, err := s.Wait(t.Context()); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for i := range crashSessions {
+				checkNoLostOrDoubleWork(t, st, dir, i)
+			}
+		})
+	}
+	t.Logf("%d of %d sessions had returned with their end not yet durable, and were recovered", lost, rounds*crashSessions)
 }

@@ -122,6 +122,10 @@ func New(cfg Config) (*Service, error) {
 	s.log = newFencedLog(cfg.Store)
 	rc := cfg.Runner
 	rc.Log = s.log.asLog()
+	// A session's lease is given up once it stops running here: its end
+	// must be durable by then, under the token, so it never commits
+	// behind the return.
+	rc.EndBehind = false
 	if rc.NewID == nil {
 		rc.NewID = loop.RandomID
 	}
