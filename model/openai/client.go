@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/agentloop/agentloop/internal/ownstack"
@@ -106,11 +107,8 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	if err != nil {
 		return nil, err
 	}
-	// A fresh buffer each encoding: net/http may still read a request body
-	// after the round trip returns (a server that answers before the upload
-	// ends).
-	body, err := transport.EncodedBody(func() ([]byte, error) {
-		return c.appendRequest(make([]byte, 0, requestSize(req)), name, req, stream != nil)
+	body, err := transport.EncodedBody(func(buf []byte) ([]byte, error) {
+		return c.appendRequest(slices.Grow(buf, requestSize(req)), name, req, stream != nil)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding the request: %w", c.cfg.Provider, err)

@@ -18,14 +18,15 @@ import (
 )
 
 // bytesBody is a body of fixed bytes, held for as long as the Body is.
+// Each attempt sends a copy: the bytes an attempt sent go to the pool.
 func bytesBody(b []byte) *Body {
-	return &Body{next: b, encode: func() ([]byte, error) { return b, nil }}
+	return &Body{next: bytes.Clone(b), encode: func(buf []byte) ([]byte, error) { return append(buf, b...), nil }}
 }
 
 // newBody is a body whose first attempt sends first and whose later ones
 // send what encode returns.
 func newBody(first []byte, encode func() ([]byte, error)) *Body {
-	return &Body{next: first, encode: encode}
+	return &Body{next: first, encode: func([]byte) ([]byte, error) { return encode() }}
 }
 
 // TestBodyLetGoOnceWritten sends a 256 KiB request to a server that reads
@@ -166,8 +167,57 @@ func TestBodyAgainEncodesAgain(t *testing.T) {
 // TestEncodedBodyFirstEncodingFails: the first encoding's error comes back
 // at once, with no body to send.
 func TestEncodedBodyFirstEncodingFails(t *testing.T) {
-	b, err := EncodedBody(func() ([]byte, error) { return nil, errors.New("unsupported value: NaN") })
+	b, err := EncodedBody(func([]byte) ([]byte, error) { return nil, errors.New("unsupported value: NaN") })
 	if b != nil || err == nil || err.Error() != "unsupported value: NaN" {
 		t.Fatalf("EncodedBody = %v, %v; want no body and the encoding error", b, err)
+	}
+}
+
+// TestSentBuffersReusedSafely: requests of different sizes and contents
+// go out at once, each encoded in a buffer an earlier request's bytes may
+// have come back in; the server must read every request as it was encoded
+// — a buffer given back before net/http finished writing it would show
+// another request's bytes.
+func TestSentBuffersReusedSafely(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b) // the reply is the request, for the client to compare
+	}))
+	defer srv.Close()
+	c := New(Config{Provider: "openai", URL: srv.URL, Retry: Retry{MaxAttempts: 1}})
+	const workers, each = 8, 200
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := range each {
+				want := fmt.Sprintf(`{"worker":%d,"n":%d,"pad":%q}`, w, i, strings.Repeat("x", (w*each+i)%3000))
+				body, err := EncodedBody(func(buf []byte) ([]byte, error) { return append(buf, want...), nil })
+				if err != nil {
+					errs <- err
+					return
+				}
+				var got string
+				_, err = c.Do(context.Background(), "m", body, nil, func(r *Reply) (*model.Response, error) {
+					b, err := io.ReadAll(r.Body)
+					got = string(b)
+					return &model.Response{}, err
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got != want {
+					errs <- fmt.Errorf("the server read %.80q…, the client encoded %.80q…", got, want)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

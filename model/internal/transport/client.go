@@ -227,17 +227,28 @@ var (
 type attemptState struct {
 	body  timedBody
 	reply Reply
-	// sent reads the request's bytes to net/http, which writes them and
-	// then reports it through trace.WroteRequest: sent lets go of them
-	// there (see Body).
-	sent  bytes.Reader
-	trace httptrace.ClientTrace
+	// sent reads the request's bytes (sentBuf) to net/http, which writes
+	// them and then reports it through trace.WroteRequest: sent lets go of
+	// them there (see Body).
+	sent    bytes.Reader
+	sentBuf []byte
+	trace   httptrace.ClientTrace
 }
 
 // wrote is trace.WroteRequest. net/http calls it once the request and its
 // body are written, on the goroutine that read sent, so nothing reads sent
-// after the reset.
-func (st *attemptState) wrote(httptrace.WroteRequestInfo) { st.sent.Reset(nil) }
+// after the reset, and the bytes go back to the pool. A write that failed
+// keeps them: net/http may send a body it did not start reading again, on
+// another connection, from the same reader (a body it read it asks of
+// GetBody, Body.again, instead).
+func (st *attemptState) wrote(info httptrace.WroteRequestInfo) {
+	if info.Err != nil {
+		return
+	}
+	st.sent.Reset(nil)
+	putSent(st.sentBuf)
+	st.sentBuf = nil
+}
 
 // attempt makes one request. end is the deadline of the whole call (zero
 // for none). retry reports whether the failure is worth another attempt;
@@ -300,6 +311,7 @@ func (c *Client) newRequest(ctx context.Context, call Call, st *attemptState, bo
 		return nil, fmt.Errorf("%s: encoding the request: %w", call.Provider, err)
 	}
 	st.sent.Reset(b)
+	st.sentBuf = b
 	st.trace.WroteRequest = st.wrote
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &st.trace), http.MethodPost, c.cfg.URL, &st.sent)
 	if err != nil {

@@ -131,12 +131,16 @@ func PutBuffer(b *bytes.Buffer) {
 // server that answers before the upload ends).
 func EncodeJSON(v any) (*bytes.Buffer, error) {
 	b := new(bytes.Buffer)
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := encodeJSONTo(b, v); err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+func encodeJSONTo(b *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 // ReadBody reads a whole (non-streaming) body into a pooled buffer. The
