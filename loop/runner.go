@@ -196,7 +196,8 @@ func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
 
 // Run records a new session and runs it on the caller's goroutine until it
 // stops (ends, pauses or waits). Controls still work through
-// Runner.Session, Runner.Pause and Runner.Terminate.
+// Runner.Session, Runner.Pause and Runner.Terminate. What it returns is
+// durable, unless Config.EndBehind lets an end commit behind the return.
 func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
 	// Nobody learns of the session before it stops, so its start need
 	// not be durable before its first step — unless the caller chose its
