@@ -66,6 +66,7 @@ var all = []contender{
 	// Not run unless named in -contenders: it needs PostgreSQL's binaries
 	// (or $AGENTLOOP_BENCH_POSTGRES), and its server shares the CPUs.
 	{Name: "agentloop-postgres", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "postgres"}, optIn: true},
+	{Name: "agentloop-postgres-endbehind", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "postgres", "-end-behind"}, optIn: true},
 	{Name: "openai-go", Module: "peers", Pkg: "./openaigo"},
 	{Name: "langchaingo", Module: "peers", Pkg: "./langchaingo"},
 	{Name: "langchaingo-agent", Module: "peers", Pkg: "./langchaingo-agent"},
@@ -161,7 +162,7 @@ func run(s settings, only, outDir, profDir string) error {
 	}
 	for _, c := range contenders {
 		s.Contenders = append(s.Contenders, c.Name)
-		if c.Name == "agentloop-postgres" && os.Getenv("AGENTLOOP_BENCH_POSTGRES") == "" {
+		if strings.HasPrefix(c.Name, "agentloop-postgres") && os.Getenv("AGENTLOOP_BENCH_POSTGRES") == "" {
 			// One server for every round; each run makes its own database.
 			url, stop, err := pgtest.StartServer(true)
 			if err != nil {
