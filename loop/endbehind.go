@@ -32,14 +32,18 @@ func (s *Session) endBehind() error {
 	if err := c.reap(); err != nil {
 		return err // a commit in flight failed: reported by the run, as flush does
 	}
-	if c.inflightNow() >= maxInflight {
+	for {
+		c.mu.Lock()
+		if len(c.buf) == 0 || c.inflight < maxInflight {
+			break
+		}
+		c.mu.Unlock()
 		// The outcome channel has room for maxInflight: the store's
-		// goroutine must never block handing over one more.
+		// goroutine must never block reporting one more.
 		if err := c.waitOne(); err != nil {
 			return err
 		}
 	}
-	c.mu.Lock()
 	if len(c.buf) > 0 {
 		c.handOver()
 	}
