@@ -143,39 +143,46 @@ func TestCrashRecovery(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			// Every log folds: no torn or duplicated events.
-			recovered := 0
-			defer func() { t.Logf("killed after a random delay; recovered %d of %d sessions", recovered, crashSessions) }()
-			for i := range crashSessions {
-				evs, err := st.Load(t.Context(), fmt.Sprintf("crash-%02d", i))
-				if err != nil {
-					t.Fatal(err)
-				}
-				stt, err := loop.Fold(evs)
-				if err != nil {
-					t.Fatalf("session %d: %v", i, err)
-				}
-				if stt.Status.Finished() {
-					continue
-				}
-				recovered++
-				// Recover it with a runner whose model resumes its script.
-				r := crashRunner(t, st, dir, i, stt.InteractionCount, false)
-				list, err := store.Recover(t.Context(), onlySession{st, stt.ID}, r)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, s := range list {
-					if _, err := s.Wait(t.Context()); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			recovered := recoverUnfinished(t, st, dir)
+			t.Logf("killed after a random delay; recovered %d of %d sessions", recovered, crashSessions)
 			for i := range crashSessions {
 				checkNoLostOrDoubleWork(t, st, dir, i)
 			}
 		})
 	}
+}
+
+// recoverUnfinished checks that every session's log folds (no torn or
+// duplicated events) and recovers each one that did not finish, with a
+// runner whose model resumes its script; it returns how many it recovered.
+func recoverUnfinished(t *testing.T, st *sqlite.Store, dir string) int {
+	t.Helper()
+	recovered := 0
+	for i := range crashSessions {
+		evs, err := st.Load(t.Context(), fmt.Sprintf("crash-%02d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stt, err := loop.Fold(evs)
+		if err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+		if stt.Status.Finished() {
+			continue
+		}
+		recovered++
+		r := crashRunner(t, st, dir, i, stt.InteractionCount, false)
+		list, err := store.Recover(t.Context(), onlySession{st, stt.ID}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range list {
+			if _, err := s.Wait(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return recovered
 }
 
 // onlySession lists just one session, so each is recovered with its own runner.
@@ -256,30 +263,7 @@ func TestCrashRightAfterEndBehindReturns(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			for i := range crashSessions {
-				evs, err := st.Load(t.Context(), fmt.Sprintf("crash-%02d", i))
-				if err != nil {
-					t.Fatal(err)
-				}
-				stt, err := loop.Fold(evs)
-				if err != nil {
-					t.Fatalf("session %d: %v", i, err)
-				}
-				if stt.Status.Finished() {
-					continue
-				}
-				lost++
-				r := crashRunner(t, st, dir, i, stt.InteractionCount, false)
-				list, err := store.Recover(t.Context(), onlySession{st, stt.ID}, r)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, s := range list {
-					if _, err := s.Wait(t.Context()); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			lost += recoverUnfinished(t, st, dir)
 			for i := range crashSessions {
 				checkNoLostOrDoubleWork(t, st, dir, i)
 			}
