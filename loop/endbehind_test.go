@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -148,4 +150,61 @@ func count(xs []string, x string) int {
 		}
 	}
 	return n
+}
+
+// Many sessions ending behind their returns while commits lag: reading a
+// session through the runner right after its return always finds its end,
+// and every log holds exactly one.
+func TestEndBehindManySessions(t *testing.T) {
+	e := newEnv()
+	log := slowAsyncLog{memLog: e.log, delay: time.Millisecond, mu: new(sync.Mutex)}
+	const n = 20
+	var replies []scripted.Step
+	for i := range n {
+		// Distinct paths: a session given several calls is not stuck.
+		replies = append(replies, scripted.Call("read_file", fmt.Sprintf(`{"path":"a%d"}`, i)), scripted.Text("done"))
+	}
+	var mu sync.Mutex
+	ids := 0
+	r, err := loop.New(loop.Config{Model: scripted.Replies(replies...), Tools: tool.MustRegistry(idem{echoTool("read_file", nil)}),
+		Log: log, EndBehind: true, Clock: e.clock.Now,
+		NewID: func() string { mu.Lock(); defer mu.Unlock(); ids++; return fmt.Sprintf("m%02d", ids) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At once: the scripted replies go to whichever session asks next, so
+	// a session makes zero or more calls before its text.
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			st, err := r.Run(t.Context(), loop.Task{Prompt: "read a"})
+			if err != nil {
+				errs <- err
+				return
+			}
+			if st.Status != loop.StatusCompleted {
+				errs <- fmt.Errorf("session %s: %s (%s)", st.ID, st.Status, st.Detail)
+				return
+			}
+			if _, err := r.Resume(t.Context(), st.ID, ""); !errors.Is(err, loop.ErrFinished) {
+				errs <- fmt.Errorf("Resume right after session %s returned: %v, want ErrFinished", st.ID, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("m%02d", i)
+		if c := count(e.log.types(id), "session.ended"); c != 1 {
+			t.Fatalf("%s: session.ended %d times", id, c)
+		}
+	}
 }
