@@ -20,7 +20,7 @@ func TestSessions(t *testing.T) {
 	for _, c := range []struct {
 		store     string
 		endBehind bool
-	}{{"sqlite", false}, {"postgres", false}, {"memory", false}, {"sqlite", true}} {
+	}{{"sqlite", false}, {"postgres", false}, {"memory", false}, {"sqlite", true}, {"postgres", true}} {
 		name := c.store
 		if c.endBehind {
 			name += "-endbehind"
@@ -57,8 +57,10 @@ func TestSessions(t *testing.T) {
 	}
 	// A session whose end committed behind its return is stored whole once
 	// settled: as many events as one whose end was awaited.
-	if events["sqlite-endbehind"] != events["sqlite"] {
-		t.Fatalf("events per session: %v", events)
+	for _, store := range []string{"sqlite", "postgres"} {
+		if events[store+"-endbehind"] != events[store] {
+			t.Fatalf("events per session: %v", events)
+		}
 	}
 }
 
