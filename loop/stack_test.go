@@ -54,6 +54,9 @@ func TestSessionStackStaysSmall(t *testing.T) {
 		}
 		for _, streamed := range []bool{false, true} {
 			name := p.spec
+			if p.note != "" {
+				name += " (" + p.note + ")"
+			}
 			probe := &stackProbe{Model: m, calls: calls}
 			cfg := loop.Config{Model: probe, ModelName: p.spec, Tools: tool.MustRegistry(add), Log: memory.New()}
 			if streamed {
@@ -233,6 +236,7 @@ func burnStack(n int) byte {
 // stackProvider is a provider's wire format, served canned.
 type stackProvider struct {
 	spec, base string // provider.Open's spec, the base URL's path under the server
+	note       string // tells apart two cases of one provider
 	// results counts the tool results in a request body.
 	results string
 	// reply is the reply to a conversation with n tool results: a call to
@@ -243,29 +247,12 @@ type stackProvider struct {
 }
 
 var stackProviders = []stackProvider{
-	{spec: "openai/gpt-test", base: "/v1", results: `"role":"tool"`, reply: func(n, calls int) string {
-		msg, finish := `{"role":"assistant","content":"All added.","refusal":null}`, "stop"
-		if n < calls {
-			msg = fmt.Sprintf(`{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"add","arguments":"{\"a\":%d,\"b\":%d}"}}],"refusal":null,"annotations":[]}`, n, n, 100+n)
-			finish = "tool_calls"
-		}
-		return fmt.Sprintf(`{"id":"chatcmpl-%d","object":"chat.completion","created":1767225600,"model":"gpt-test","choices":[{"index":0,"message":%s,"logprobs":null,"finish_reason":%q}],"usage":{"prompt_tokens":%d,"completion_tokens":12,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"service_tier":"default","system_fingerprint":"fp_1"}`,
-			n, msg, finish, 40+30*n, 52+30*n)
-	}, streamType: "text/event-stream", stream: func(n, calls int) string {
-		const head = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"gpt-test","system_fingerprint":"fp_1","choices":[{"index":0,"delta":`
-		out := head + `{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n"
-		finish := "stop"
-		if n < calls {
-			out += head + fmt.Sprintf(`{"tool_calls":[{"index":0,"id":"call_%d","type":"function","function":{"name":"add","arguments":""}}]},"logprobs":null,"finish_reason":null}],"usage":null}`, n) + "\n\n"
-			out += head + fmt.Sprintf(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":%d,\"b\":%d}"}}]},"logprobs":null,"finish_reason":null}],"usage":null}`, n, 100+n) + "\n\n"
-			finish = "tool_calls"
-		} else {
-			out += head + `{"content":"All added."},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n"
-		}
-		out += head + fmt.Sprintf(`{},"logprobs":null,"finish_reason":%q}],"usage":null}`, finish) + "\n\n"
-		out += fmt.Sprintf(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":12,"total_tokens":%d}}`, 40+30*n, 52+30*n) + "\n\n"
-		return out + "data: [DONE]\n\n"
-	}},
+	{spec: "openai/gpt-test", base: "/v1", results: `"role":"tool"`, reply: openaiReply, streamType: "text/event-stream", stream: openaiStream},
+	// A whole reply the hand-written decoder declines (a key given twice),
+	// decoded by encoding/json instead.
+	{spec: "openai/gpt-test", base: "/v1", note: "a reply decoded by encoding/json", results: `"role":"tool"`, reply: func(n, calls int) string {
+		return strings.Replace(openaiReply(n, calls), `"model":"gpt-test"`, `"model":"gpt-test","model":"gpt-test"`, 1)
+	}, streamType: "text/event-stream", stream: openaiStream},
 	{spec: "anthropic/claude-test", results: `"type":"tool_result"`, reply: func(n, calls int) string {
 		content, stop := `[{"type":"text","text":"All added."}]`, "end_turn"
 		if n < calls {
@@ -303,6 +290,35 @@ var stackProviders = []stackProvider{
 		}
 		return out + fmt.Sprintf(`{"model":"qwen-test","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","total_duration":1000,"prompt_eval_count":%d,"eval_count":12}`, 40+30*n) + "\n"
 	}},
+}
+
+// openaiReply is the Chat Completions reply to a conversation with n tool
+// results: a call to add while n < calls, then a final answer.
+func openaiReply(n, calls int) string {
+	msg, finish := `{"role":"assistant","content":"All added.","refusal":null}`, "stop"
+	if n < calls {
+		msg = fmt.Sprintf(`{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"add","arguments":"{\"a\":%d,\"b\":%d}"}}],"refusal":null,"annotations":[]}`, n, n, 100+n)
+		finish = "tool_calls"
+	}
+	return fmt.Sprintf(`{"id":"chatcmpl-%d","object":"chat.completion","created":1767225600,"model":"gpt-test","choices":[{"index":0,"message":%s,"logprobs":null,"finish_reason":%q}],"usage":{"prompt_tokens":%d,"completion_tokens":12,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"service_tier":"default","system_fingerprint":"fp_1"}`,
+		n, msg, finish, 40+30*n, 52+30*n)
+}
+
+// openaiStream is openaiReply as Chat Completions streams it.
+func openaiStream(n, calls int) string {
+	const head = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"gpt-test","system_fingerprint":"fp_1","choices":[{"index":0,"delta":`
+	out := head + `{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n"
+	finish := "stop"
+	if n < calls {
+		out += head + fmt.Sprintf(`{"tool_calls":[{"index":0,"id":"call_%d","type":"function","function":{"name":"add","arguments":""}}]},"logprobs":null,"finish_reason":null}],"usage":null}`, n) + "\n\n"
+		out += head + fmt.Sprintf(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":%d,\"b\":%d}"}}]},"logprobs":null,"finish_reason":null}],"usage":null}`, n, 100+n) + "\n\n"
+		finish = "tool_calls"
+	} else {
+		out += head + `{"content":"All added."},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n"
+	}
+	out += head + fmt.Sprintf(`{},"logprobs":null,"finish_reason":%q}],"usage":null}`, finish) + "\n\n"
+	out += fmt.Sprintf(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":12,"total_tokens":%d}}`, 40+30*n, 52+30*n) + "\n\n"
+	return out + "data: [DONE]\n\n"
 }
 
 // cannedReplies answers as p's API does. It reads the request without

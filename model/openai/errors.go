@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agentloop/agentloop/internal/ownstack"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/internal/transport"
 )
@@ -91,15 +92,16 @@ func (c *Client) parseJSON(r *transport.Reply) (*model.Response, error) {
 	return c.wholeResponse(r, &w, buf.Bytes())
 }
 
-// unmarshalWhole decodes what decodeWhole declined, from scratch.
-//
-//go:noinline
+// unmarshalWhole decodes what decodeWhole declined, from scratch, with
+// encoding/json, which recurses deeply: off the session's stack (see
+// internal/ownstack).
 func unmarshalWhole(body []byte, w *wholeReply) error {
 	*w = wholeReply{}
-	dec := transport.GetJSONDecoder()
-	err := dec.Unmarshal(body, w)
-	transport.PutJSONDecoder(dec)
-	return err
+	return ownstack.Do(func() error {
+		dec := transport.GetJSONDecoder()
+		defer transport.PutJSONDecoder(dec)
+		return dec.Unmarshal(body, w)
+	})
 }
 
 // wholeResponse builds the Response of a decoded whole reply (body). It is
