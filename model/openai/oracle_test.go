@@ -100,10 +100,5 @@ func (c *Client) refBuildRequest(name string, req *model.Request, stream bool) *
 
 // refEncode is how the request body used to be made.
 func (c *Client) refEncode(name string, req *model.Request, stream bool) ([]byte, error) {
-	buf, err := transport.EncodeJSON(c.refBuildRequest(name, req, stream))
-	if err != nil {
-		return nil, err
-	}
-	defer transport.PutBuffer(buf)
-	return append([]byte(nil), buf.Bytes()...), nil
+	return transport.AppendJSON(nil, c.refBuildRequest(name, req, stream))
 }

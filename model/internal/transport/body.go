@@ -79,14 +79,8 @@ func (b *Body) again() (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(n)), nil
 }
 
-// JSONBody is EncodedBody of what build returns, encoded as EncodeJSON
-// does (a fresh build for each encoding).
+// JSONBody is EncodedBody of what build returns, encoded with AppendJSON
+// (a fresh build for each encoding).
 func JSONBody(build func() any) (*Body, error) {
-	return EncodedBody(func(buf []byte) ([]byte, error) {
-		b := bytes.NewBuffer(buf)
-		if err := encodeJSONTo(b, build()); err != nil {
-			return nil, err
-		}
-		return b.Bytes(), nil
-	})
+	return EncodedBody(func(buf []byte) ([]byte, error) { return AppendJSON(buf, build()) })
 }

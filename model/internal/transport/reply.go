@@ -126,21 +126,16 @@ func PutBuffer(b *bytes.Buffer) {
 	}
 }
 
-// EncodeJSON encodes v as a request body. The buffer is not pooled:
-// net/http may still read a request body after the round trip returns (a
-// server that answers before the upload ends).
-func EncodeJSON(v any) (*bytes.Buffer, error) {
-	b := new(bytes.Buffer)
-	if err := encodeJSONTo(b, v); err != nil {
+// AppendJSON appends v encoded as a request body is — without escaping
+// HTML characters, which providers take as they are — to b.
+func AppendJSON(b []byte, v any) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return b, nil
-}
-
-func encodeJSONTo(b *bytes.Buffer, v any) error {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return buf.Bytes(), nil
 }
 
 // ReadBody reads a whole (non-streaming) body into a pooled buffer. The
