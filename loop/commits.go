@@ -180,6 +180,32 @@ func (c *commits) handOver() {
 	})
 }
 
+// handOverNow hands the buffer to a commit at once, whatever the grace,
+// once the commits that finished are accounted for and one in flight has
+// made room (the outcome channel holds maxInflight: the store's goroutine
+// must never block reporting one more). It reports a commit in flight that
+// failed.
+func (c *commits) handOverNow() error {
+	if err := c.reap(); err != nil {
+		return err
+	}
+	for {
+		c.mu.Lock()
+		if len(c.buf) == 0 || c.inflight < maxInflight {
+			break
+		}
+		c.mu.Unlock()
+		if err := c.waitOne(); err != nil {
+			return err
+		}
+	}
+	defer c.mu.Unlock()
+	if len(c.buf) > 0 {
+		c.handOver()
+	}
+	return nil
+}
+
 // flush makes the buffer and every commit in flight durable. The buffer is
 // appended before the commits in flight are awaited: a plain Append is one
 // the store commits at once, and the commits in flight — queued before it —

@@ -3,20 +3,16 @@ package loop
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
-// endsBehind reports whether the session's end commits behind its return
-// (Config.EndBehind): only a session run to its stop by prepare, on an
-// AsyncLog. A stepwise driver's step stays durable when it returns.
-func (s *Session) endsBehind() bool {
-	return s.behindEnd && s.c.async != nil
-}
-
 // finish makes the session's last events durable before it stops running
-// here, or hands them to a commit that lands after (endBehind).
+// here, or — under Config.EndBehind, for a session run to its stop by
+// prepare (a stepwise driver's step stays durable when it returns), on an
+// AsyncLog — hands them to a commit that lands after (endBehind).
 func (s *Session) finish(ctx context.Context) error {
 	s.commitsFor(ctx)
-	if !s.endsBehind() {
+	if !s.mayEndBehind || s.c.async == nil {
 		return s.c.flush()
 	}
 	return s.endBehind()
@@ -29,25 +25,9 @@ func (s *Session) finish(ctx context.Context) error {
 // the runner meanwhile waits for the commit (awaitEnd).
 func (s *Session) endBehind() error {
 	c := &s.c
-	if err := c.reap(); err != nil {
+	if err := c.handOverNow(); err != nil {
 		return err // a commit in flight failed: reported by the run, as flush does
 	}
-	for {
-		c.mu.Lock()
-		if len(c.buf) == 0 || c.inflight < maxInflight {
-			break
-		}
-		c.mu.Unlock()
-		// The outcome channel has room for maxInflight: the store's
-		// goroutine must never block reporting one more.
-		if err := c.waitOne(); err != nil {
-			return err
-		}
-	}
-	if len(c.buf) > 0 {
-		c.handOver()
-	}
-	c.mu.Unlock()
 	landed := make(chan struct{})
 	r := s.r
 	r.mu.Lock()
@@ -60,7 +40,7 @@ func (s *Session) endBehind() error {
 			delete(r.ending, s.id)
 		}
 		if err != nil {
-			r.endErrs = append(r.endErrs, err)
+			r.endErrs = append(r.endErrs, fmt.Errorf("%w; the log holds the session as before its last step: Resume finishes it once the store works", err))
 		}
 		r.mu.Unlock()
 		close(landed)
@@ -84,6 +64,15 @@ func (r *Runner) awaitEnd(ctx context.Context, id string) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
+}
+
+// load reads a session's log, once an end of it committing behind a return
+// here has landed (awaitEnd).
+func (r *Runner) load(ctx context.Context, id string) ([]Event, error) {
+	if err := r.awaitEnd(ctx, id); err != nil {
+		return nil, err
+	}
+	return r.cfg.Log.Load(ctx, id)
 }
 
 // Sync waits until the last events of every session that ended here are

@@ -41,6 +41,9 @@ func TestEndBehindReturnsBeforeTheEndIsDurable(t *testing.T) {
 	if err := r.Sync(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Sync with the end held: %v, want the deadline", err)
 	}
+	if _, err := r.Resume(short, st.ID, ""); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Resume with the end held, its context ended: %v, want the deadline", err)
+	}
 	resumed := make(chan error, 1)
 	go func() {
 		_, err := r.Resume(t.Context(), st.ID, "")
@@ -100,6 +103,9 @@ func TestEndBehindFailedEndIsReportedAndResumable(t *testing.T) {
 	err := r.Sync(t.Context())
 	if !errors.Is(err, loop.ErrNotSaved) || !strings.Contains(err.Error(), st.ID) || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Sync: %v, want ErrNotSaved naming %s and the cause", err, st.ID)
+	}
+	if !strings.Contains(err.Error(), "Resume finishes it") {
+		t.Fatalf("Sync: %v, want it to say what to do", err)
 	}
 	if err := r.Sync(t.Context()); err != nil {
 		t.Fatalf("second Sync reports the failure again: %v", err)

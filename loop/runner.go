@@ -428,10 +428,7 @@ func (r *Runner) resume(ctx context.Context, id string, prepare func(*Session, *
 // record records what prepare returns for a stopped session and, when run
 // is set and the session is running after it, runs it here.
 func (r *Runner) record(ctx context.Context, id string, prepare func(*Session, *State) ([]Payload, error), run bool) (*Session, error) {
-	if err := r.awaitEnd(ctx, id); err != nil {
-		return nil, err
-	}
-	events, err := r.cfg.Log.Load(ctx, id)
+	events, err := r.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -22,9 +22,9 @@ type Session struct {
 	// c takes the session's events to its log.
 	c      commits
 	cready bool
-	// behindEnd: the session runs to its stop here (prepare) under
+	// mayEndBehind: the session runs to its stop here (prepare) under
 	// Config.EndBehind, so its end may commit behind its return.
-	behindEnd bool
+	mayEndBehind bool
 
 	mu        sync.Mutex
 	guidance  []string
@@ -193,7 +193,7 @@ func (s *Session) prepare(ctx context.Context) func() {
 		cancel(errTerminated)
 	}
 	s.setStopConditions()
-	s.behindEnd = s.r.cfg.EndBehind
+	s.mayEndBehind = s.r.cfg.EndBehind
 	return func() {
 		defer close(s.done)
 		defer s.r.release(s)
@@ -220,10 +220,7 @@ func (r *Runner) Terminate(ctx context.Context, id, reason string) (*State, erro
 		s.Terminate(reason)
 		return s.Wait(ctx)
 	}
-	if err := r.awaitEnd(ctx, id); err != nil {
-		return nil, err
-	}
-	events, err := r.cfg.Log.Load(ctx, id)
+	events, err := r.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -65,10 +65,7 @@ func (r *Runner) Step(ctx context.Context, id string, c StepControls) (*State, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := r.awaitEnd(ctx, id); err != nil {
-		return nil, err
-	}
-	events, err := r.cfg.Log.Load(ctx, id)
+	events, err := r.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
