@@ -230,11 +230,9 @@ func run(c Contender, o options) (*Result, error) {
 			return nil, fmt.Errorf("warm-up session %d: %w", i, err)
 		}
 	}
-	if rt.Settle != nil {
-		// The measured part pays for its own commits, not the warm-up's.
-		if err := rt.Settle(); err != nil {
-			return nil, fmt.Errorf("settling the warm-up: %w", err)
-		}
+	// The measured part pays for its own commits, not the warm-up's.
+	if err := rt.settle(); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
 	}
 	var merr error
 	if o.mode == "seq" {
@@ -312,7 +310,9 @@ func sequential(ctx context.Context, rt *Runtime, o options, res *Result) error 
 			}
 		}
 	}
-	settle(rt, &fails)
+	if err := rt.settle(); err != nil {
+		fails.add(err)
+	}
 	wall := time.Since(t0)
 	cpu1 := cpuTime()
 	runtime.ReadMemStats(&m1)
@@ -411,7 +411,9 @@ func concurrent(ctx context.Context, rt *Runtime, o options, res *Result) error 
 		sample()
 	}
 	done.Wait()
-	settle(rt, &fails)
+	if err := rt.settle(); err != nil {
+		fails.add(err)
+	}
 	wall := time.Since(t0)
 	cpu1 := cpuTime()
 	runtime.ReadMemStats(&m1)
@@ -555,11 +557,12 @@ func startProfile(o options) (stop func() error, err error) {
 }
 
 // settle waits for the runtime's commits still in flight (Runtime.Settle).
-func settle(rt *Runtime, fails *failures) {
+func (rt *Runtime) settle() error {
 	if rt.Settle == nil {
-		return
+		return nil
 	}
 	if err := rt.Settle(); err != nil {
-		fails.add(fmt.Errorf("settling: %w", err))
+		return fmt.Errorf("waiting for the sessions' last commits: %w", err)
 	}
+	return nil
 }

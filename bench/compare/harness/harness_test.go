@@ -85,6 +85,43 @@ func TestFailsLoudly(t *testing.T) {
 	}
 }
 
+// A runtime whose last commits cannot be awaited fails the part it was
+// measuring: the warm-up, or the measured sessions (reported with the
+// result), in both modes.
+func TestSettleFailsLoudly(t *testing.T) {
+	settling := func(failAt int) Contender {
+		c := fakeContender(workload.Final, workload.K)
+		build := c.New
+		calls := 0
+		c.New = func(ctx context.Context, env Env) (*Runtime, error) {
+			rt, err := build(ctx, env)
+			if err != nil {
+				return nil, err
+			}
+			rt.Settle = func() error {
+				calls++
+				if calls == failAt {
+					return errors.New("disk full")
+				}
+				return nil
+			}
+			return rt, nil
+		}
+		return c
+	}
+	o := options{server: "x", mode: "seq", sessions: 3, warmup: 1, timeout: time.Minute, dir: t.TempDir()}
+	if _, err := run(settling(1), o); err == nil || !strings.Contains(err.Error(), "warm-up: waiting for the sessions' last commits: disk full") {
+		t.Fatalf("settling the warm-up failed: err %v", err)
+	}
+	for _, mode := range []string{"seq", "conc"} {
+		o.mode = mode
+		res, err := run(settling(2), o)
+		if err == nil || res == nil || res.Failed != 1 || !strings.Contains(res.Errors[0], "last commits: disk full") {
+			t.Fatalf("%s: settling the measured sessions failed: res %+v err %v", mode, res, err)
+		}
+	}
+}
+
 func TestAddNeedsSession(t *testing.T) {
 	if _, err := workload.Add(context.Background(), 1, 2); !errors.Is(err, workload.ErrNoSession) {
 		t.Fatalf("err %v", err)

@@ -135,10 +135,11 @@ func newRuntime(ctx context.Context, env harness.Env, store, pgURL string, endBe
 		return s.Answer, nil
 	}
 	var events int
+	settle := func() error { return runner.Sync(context.Background()) }
 	closeFn := func() error {
 		// Count the events of one session before closing the store, once
 		// every end committing behind its return has landed.
-		if err := runner.Sync(context.Background()); err != nil {
+		if err := settle(); err != nil {
 			return err
 		}
 		if lastID != "" {
@@ -164,7 +165,6 @@ func newRuntime(ctx context.Context, env harness.Env, store, pgURL string, endBe
 		}
 		return out
 	}
-	settle := func() error { return runner.Sync(context.Background()) }
 	return &harness.Runtime{Run: run, Settle: settle, Close: closeFn, Stats: stats}, nil
 }
 
