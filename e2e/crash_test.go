@@ -62,10 +62,10 @@ func crashScript(session int) *scripted.Script {
 
 // crashRunner builds the runner for session i; after a restart the
 // scripted model skips the replies the log already holds.
-func crashRunner(t testing.TB, st *sqlite.Store, root string, i, skip int, endBehind bool) *loop.Runner {
+func crashRunner(t testing.TB, st *sqlite.Store, root string, i, skip int) *loop.Runner {
 	m := scripted.New(crashScript(i))
 	m.Skip(skip)
-	r, err := loop.New(loop.Config{Model: m, Tools: tool.MustRegistry(appendTool(root)), Log: st, EndBehind: endBehind,
+	r, err := loop.New(loop.Config{Model: m, Tools: tool.MustRegistry(appendTool(root)), Log: st,
 		NewID: func() string { return fmt.Sprintf("crash-%02d", i) }, Limits: loop.Limits{MaxIterations: crashSteps + 3}})
 	if err != nil {
 		t.Fatal(err)
@@ -83,10 +83,10 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	endBehind := os.Getenv("AGENTLOOP_CRASH_END_BEHIND") != ""
+	atReturn := os.Getenv("AGENTLOOP_CRASH_AT_RETURN") != ""
 	var sessions []*loop.Session
 	for i := range crashSessions {
-		s, err := crashRunner(t, st, root, i, 0, endBehind).Start(context.Background(), loop.Task{Prompt: "append the steps"})
+		s, err := crashRunner(t, st, root, i, 0).Start(context.Background(), loop.Task{Prompt: "append the steps"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestCrashChild(t *testing.T) {
 			t.Fatalf("session %s: %v %v", s.ID(), st, err)
 		}
 	}
-	if endBehind {
+	if atReturn {
 		// Every session returned completed, its end maybe still committing:
 		// die now, without Runner.Sync or closing the store.
 		fmt.Println("returned")
@@ -174,7 +174,7 @@ func recoverUnfinished(t *testing.T, st *sqlite.Store, dir string) int {
 			continue
 		}
 		recovered++
-		r := crashRunner(t, st, dir, i, stt.InteractionCount, false)
+		r := crashRunner(t, st, dir, i, stt.InteractionCount)
 		list, err := store.Recover(t.Context(), onlySession{st, stt.ID}, r)
 		if err != nil {
 			t.Fatal(err)
@@ -241,36 +241,52 @@ func checkNoLostOrDoubleWork(t *testing.T, st *sqlite.Store, dir string, i int) 
 	}
 }
 
-// TestCrashRightAfterEndBehindReturns kills the process the moment every
-// session returned under Config.EndBehind, before their ends are known to
-// be durable: a session whose end did not land is recovered from the log,
-// and none loses or repeats work.
-func TestCrashRightAfterEndBehindReturns(t *testing.T) {
+// TestCrashRightAfterSessionsReturn kills the process the moment every
+// session returned, before their ends' commits are known to have landed:
+// each end was journaled before its session returned (sqlite.Store is a
+// loop.JournalLog), so the next Store to open the database commits it, no
+// session is left to recover, and none loses or repeats work.
+func TestCrashRightAfterSessionsReturn(t *testing.T) {
 	rounds := 6
 	if testing.Short() {
 		rounds = 2
 	}
-	lost := 0
+	journaled := 0
 	for round := range rounds {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			dir := t.TempDir()
 			db := filepath.Join(dir, "crash.db")
 			cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
-			cmd.Env = append(os.Environ(), "AGENTLOOP_CRASH_DB="+db, "AGENTLOOP_CRASH_ROOT="+dir, "AGENTLOOP_CRASH_END_BEHIND=1")
+			cmd.Env = append(os.Environ(), "AGENTLOOP_CRASH_DB="+db, "AGENTLOOP_CRASH_ROOT="+dir, "AGENTLOOP_CRASH_AT_RETURN=1")
 			out, err := cmd.Output()
 			if !strings.Contains(string(out), "returned") {
 				t.Fatalf("child did not get to return every session: %v\n%s", err, out)
+			}
+			journals, _ := filepath.Glob(db + "-ends-*")
+			if len(journals) != 1 {
+				t.Fatalf("journals left by the killed process: %v", journals)
+			}
+			if fi, err := os.Stat(journals[0]); err == nil && fi.Size() > int64(len("agentloop session-end journal v1\n")) {
+				journaled++ // some end had not landed when the process died
 			}
 			st, err := sqlite.Open(db)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			lost += recoverUnfinished(t, st, dir)
+			if left, _ := filepath.Glob(db + "-ends-*"); len(left) != 1 || left[0] == journals[0] {
+				t.Fatalf("the dead process's journal was not committed and removed: %v", left)
+			}
+			if n := recoverUnfinished(t, st, dir); n != 0 {
+				t.Fatalf("%d sessions returned completed but were not, after the crash", n)
+			}
 			for i := range crashSessions {
 				checkNoLostOrDoubleWork(t, st, dir, i)
 			}
 		})
 	}
-	t.Logf("%d of %d sessions had returned with their end not yet durable, and were recovered", lost, rounds*crashSessions)
+	t.Logf("%d of %d rounds died with ends in the journal that had not landed", journaled, rounds)
+	if !testing.Short() && journaled == 0 {
+		t.Fatal("no round died before an end landed: the journal was never needed, so this test checked nothing")
+	}
 }

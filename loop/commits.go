@@ -206,6 +206,41 @@ func (c *commits) handOverNow() error {
 	return nil
 }
 
+// handOverJournaled hands the buffer to a journaled commit (JournalLog):
+// durable once AppendJournaled returns, landing behind. The commits in
+// flight land first — a journal entry follows the log as committed, so
+// that after a crash it is committed from where the log ends — and
+// journaled reports false when the log could not journal the events (the
+// buffer stays, for flush). It reports a commit in flight that failed.
+func (c *commits) handOverJournaled(j JournalLog) (journaled bool, err error) {
+	for {
+		if err := c.waitPending(); err != nil {
+			return false, err
+		}
+		c.mu.Lock()
+		if c.inflight == 0 {
+			break
+		}
+		c.mu.Unlock() // handed over late meanwhile (handOverLate)
+	}
+	defer c.mu.Unlock()
+	if len(c.buf) == 0 {
+		return false, nil
+	}
+	evs, p := c.buf, c.bufp
+	if j.AppendJournaled(c.ctx, evs, func(err error) {
+		putEventBuffer(p, evs) // as handOver's
+		c.pending <- err
+	}) != nil {
+		return false, nil
+	}
+	c.disarm()
+	c.buf, c.bufp = nil, nil
+	c.inflight++
+	c.handed = time.Now()
+	return true, nil
+}
+
 // flush makes the buffer and every commit in flight durable. The buffer is
 // appended before the commits in flight are awaited: a plain Append is one
 // the store commits at once, and the commits in flight — queued before it —

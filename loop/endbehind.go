@@ -7,37 +7,57 @@ import (
 )
 
 // finish makes the session's last events durable before it stops running
-// here, or — under Config.EndBehind, for a session run to its stop by
-// prepare (a stepwise driver's step stays durable when it returns), on an
-// AsyncLog — hands them to a commit that lands after (endBehind).
+// here. A session run to its stop by prepare (a stepwise driver's step
+// stays as it was) on a JournalLog has them journaled — durable at once —
+// and committed behind its return; under Config.EndBehind, on another
+// AsyncLog, they are handed to a commit behind its return (endBehind).
+// Either way the session counts as ending until the commit lands.
 func (s *Session) finish(ctx context.Context) error {
 	s.commitsFor(ctx)
-	if !s.mayEndBehind || s.c.async == nil {
+	if !s.runsToStop || s.c.async == nil {
 		return s.c.flush()
 	}
-	return s.endBehind()
+	if j, ok := s.c.async.(JournalLog); ok {
+		journaled, err := s.c.handOverJournaled(j)
+		if err != nil {
+			return err // a commit in flight failed: reported by the run, as flush does
+		}
+		if journaled {
+			s.r.ending(s)
+			return nil
+		}
+	}
+	if s.r.cfg.EndBehind {
+		return s.endBehind()
+	}
+	return s.c.flush()
 }
 
 // endBehind hands the session's last events to a commit behind its return
-// and registers the session as ending until every commit in flight has
+// and registers the session as ending.
+func (s *Session) endBehind() error {
+	if err := s.c.handOverNow(); err != nil {
+		return err // a commit in flight failed: reported by the run, as flush does
+	}
+	s.r.ending(s)
+	return nil
+}
+
+// ending registers s as ending until every commit of it in flight has
 // reported. Registered before the session leaves the live set (release),
 // so that at no moment is it in neither: whatever reads its log through
 // the runner meanwhile waits for the commit (awaitEnd).
-func (s *Session) endBehind() error {
+func (r *Runner) ending(s *Session) {
 	c := &s.c
-	if err := c.handOverNow(); err != nil {
-		return err // a commit in flight failed: reported by the run, as flush does
-	}
 	landed := make(chan struct{})
-	r := s.r
 	r.mu.Lock()
-	r.ending[s.id] = landed
+	r.endingIDs[s.id] = landed
 	r.mu.Unlock()
 	go func() {
 		err := c.waitPending()
 		r.mu.Lock()
-		if r.ending[s.id] == landed {
-			delete(r.ending, s.id)
+		if r.endingIDs[s.id] == landed {
+			delete(r.endingIDs, s.id)
 		}
 		if err != nil {
 			r.endErrs = append(r.endErrs, fmt.Errorf("%w; the log holds the session as before its last step: Resume finishes it once the store works", err))
@@ -45,7 +65,6 @@ func (s *Session) endBehind() error {
 		r.mu.Unlock()
 		close(landed)
 	}()
-	return nil
 }
 
 // awaitEnd waits until the last events of a session that ended here
@@ -53,7 +72,7 @@ func (s *Session) endBehind() error {
 // from the log next includes them.
 func (r *Runner) awaitEnd(ctx context.Context, id string) error {
 	r.mu.Lock()
-	landed := r.ending[id]
+	landed := r.endingIDs[id]
 	r.mu.Unlock()
 	if landed == nil {
 		return nil
@@ -76,16 +95,18 @@ func (r *Runner) load(ctx context.Context, id string) ([]Event, error) {
 }
 
 // Sync waits until the last events of every session that ended here are
-// durable (see Config.EndBehind) and reports the commits of them that
-// failed since the last Sync, each naming its session (errors.Is
-// ErrNotSaved). Those sessions are in the log as they were before their
-// last step: Resume recovers them. Without EndBehind it returns nil at
+// committed — a JournalLog's journaled ends are durable at the return but
+// committed behind it; under Config.EndBehind, on another AsyncLog, they
+// are not durable until then — and reports the commits of them that failed
+// since the last Sync, each naming its session (errors.Is ErrNotSaved).
+// Those sessions are in the log as they were before their last step:
+// Resume recovers them. With no end committing behind it returns nil at
 // once.
 func (r *Runner) Sync(ctx context.Context) error {
 	for {
 		r.mu.Lock()
 		var landed chan struct{}
-		for _, ch := range r.ending {
+		for _, ch := range r.endingIDs {
 			landed = ch
 			break
 		}

@@ -61,7 +61,9 @@ type Config struct {
 	// caller that shows the answer to the world (replies to a client,
 	// stores it elsewhere) calls Sync first. Only an AsyncLog commits
 	// behind; with another Log, and for terminated sessions, the end is
-	// durable before the return as usual.
+	// durable before the return as usual. A JournalLog (the SQLite store)
+	// needs no EndBehind: a session's end is journaled, durable at the
+	// return, and committed behind it whatever this says.
 	EndBehind bool
 	// Resolve builds each session's Env from its session.started.
 	Resolve Resolver
@@ -107,11 +109,12 @@ type Runner struct {
 	cfg  Config
 	mu   sync.Mutex
 	live map[string]*Session
-	// ending holds the sessions that ended here and whose last events are
-	// still committing (Config.EndBehind), each with a channel closed when
-	// the commit reports; endErrs the commits that failed, for Sync.
-	ending  map[string]chan struct{}
-	endErrs []error
+	// endingIDs holds the sessions that ended here and whose last events
+	// are still committing (journaled, or under Config.EndBehind), each
+	// with a channel closed when the commit reports; endErrs the commits
+	// that failed, for Sync.
+	endingIDs map[string]chan struct{}
+	endErrs   []error
 }
 
 // New checks the config and returns a Runner.
@@ -135,7 +138,7 @@ func New(cfg Config) (*Runner, error) {
 		cfg.NewID = RandomID
 	}
 	cfg.Texts = cfg.Texts.withDefaults()
-	return &Runner{cfg: cfg, live: map[string]*Session{}, ending: map[string]chan struct{}{}}, nil
+	return &Runner{cfg: cfg, live: map[string]*Session{}, endingIDs: map[string]chan struct{}{}}, nil
 }
 
 // RandomID returns 16 random hex characters.
@@ -197,7 +200,9 @@ func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
 // Run records a new session and runs it on the caller's goroutine until it
 // stops (ends, pauses or waits). Controls still work through
 // Runner.Session, Runner.Pause and Runner.Terminate. What it returns is
-// durable, unless Config.EndBehind lets an end commit behind the return.
+// durable — committed, or journaled by a JournalLog and committed behind
+// the return (see Sync) — unless Config.EndBehind lets an end commit behind
+// the return on another AsyncLog.
 func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
 	// Nobody learns of the session before it stops, so its start need
 	// not be durable before its first step — unless the caller chose its

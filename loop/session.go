@@ -22,9 +22,9 @@ type Session struct {
 	// c takes the session's events to its log.
 	c      commits
 	cready bool
-	// mayEndBehind: the session runs to its stop here (prepare) under
-	// Config.EndBehind, so its end may commit behind its return.
-	mayEndBehind bool
+	// runsToStop: the session runs to its stop here (prepare), so its end
+	// may commit behind its return (see finish).
+	runsToStop bool
 
 	mu        sync.Mutex
 	guidance  []string
@@ -193,7 +193,7 @@ func (s *Session) prepare(ctx context.Context) func() {
 		cancel(errTerminated)
 	}
 	s.setStopConditions()
-	s.mayEndBehind = s.r.cfg.EndBehind
+	s.runsToStop = true
 	return func() {
 		defer close(s.done)
 		defer s.r.release(s)

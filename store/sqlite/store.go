@@ -58,6 +58,9 @@ type Store struct {
 	w        *writer
 	pace     appendq.Pace // the writer's
 	ckpt     *checkpointer
+	// j holds the appends sessions ended with until they land (nil: none
+	// is kept; see journal).
+	j *journal
 
 	closeOnce sync.Once
 	closeErr  error
@@ -189,6 +192,13 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	w.watchers = &s.watchers
 	go s.run()
+	// Without a journal (the platform cannot lock one), sessions wait for
+	// their ends' commits.
+	s.j, _ = openJournal(path)
+	if err := s.commitJournals(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -398,6 +408,9 @@ func (s *Store) LoadAfter(ctx context.Context, sessionID string, after int64) ([
 		return nil, fmt.Errorf("sqlite store %s: load session %s: %w", s.path, sessionID, store.ErrClosed)
 	}
 	after = max(after, 0)
+	if err := s.awaitJournaled(ctx, sessionID); err != nil {
+		return nil, err
+	}
 	rows, err := s.loadSt.QueryContext(ctx, sessionID, after)
 	if err != nil {
 		return nil, s.readErr(fmt.Sprintf("load session %s", sessionID), err)
@@ -414,22 +427,22 @@ func (s *Store) LoadAfter(ctx context.Context, sessionID string, after int64) ([
 		}
 		b := []byte(batch)
 		for seq := first; seq <= last; seq++ {
-			f, rest, err := nextFrame(b)
-			if err != nil {
-				return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d: %w", s.path, sessionID, seq, err)
-			}
-			b = rest
 			if seq <= after {
+				_, rest, err := nextFrame(b)
+				if err != nil {
+					return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d: %w", s.path, sessionID, seq, err)
+				}
+				b = rest
 				continue
 			}
 			if want := after + int64(len(events)) + 1; seq != want {
 				return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d where %d was expected", s.path, sessionID, seq, want)
 			}
-			// DecodeEvent copies what it keeps, so the batch may be reused.
-			e, err := loop.DecodeEvent(sessionID, seq, loop.EventType(f.typ), f.version, decodeTime(f.at), f.payload)
+			e, rest, err := s.decodeFrame(sessionID, seq, b)
 			if err != nil {
-				return nil, fmt.Errorf("sqlite store %s: %w", s.path, err)
+				return nil, err
 			}
+			b = rest
 			events = append(events, e)
 		}
 		if len(b) != 0 {
@@ -451,6 +464,21 @@ func (s *Store) LoadAfter(ctx context.Context, sessionID string, after int64) ([
 		return []loop.Event{}, nil
 	}
 	return events, nil
+}
+
+// decodeFrame decodes the event framed at the start of b (see batch.go)
+// and returns the rest of b. DecodeEvent copies what it keeps, so b may be
+// reused.
+func (s *Store) decodeFrame(sessionID string, seq int64, b []byte) (loop.Event, []byte, error) {
+	f, rest, err := nextFrame(b)
+	if err != nil {
+		return loop.Event{}, nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d: %w", s.path, sessionID, seq, err)
+	}
+	e, err := loop.DecodeEvent(sessionID, seq, loop.EventType(f.typ), f.version, decodeTime(f.at), f.payload)
+	if err != nil {
+		return loop.Event{}, nil, fmt.Errorf("sqlite store %s: %w", s.path, err)
+	}
+	return e, rest, nil
 }
 
 // finished lists the statuses for which loop.Status.Finished is true; a
@@ -528,6 +556,9 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 	if s.isClosed.Load() {
 		return nil, fmt.Errorf("sqlite store %s: list: %w", s.path, store.ErrClosed)
 	}
+	if err := s.awaitAllJournaled(ctx); err != nil {
+		return nil, err
+	}
 	q, args := listSQL(f)
 	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -599,6 +630,12 @@ func (s *Store) Close() error {
 		// the last one and SQLite checkpoints the WAL into the main file as
 		// it closes.
 		s.closeErr = errors.Join(s.loadSt.Close(), s.existsSt.Close(), s.rdb.Close(), s.ckpt.close(), s.w.close(), s.wdb.Close())
+		if s.j != nil {
+			// Every journaled append has landed or failed (the writer
+			// stopped): the journal goes, unless the database lost its
+			// file (see writer.fileGone) and it holds what did not land.
+			s.closeErr = errors.Join(s.closeErr, s.j.close())
+		}
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("sqlite store %s: close: %w", s.path, s.closeErr)
 		}

@@ -61,6 +61,10 @@ func New(ctx context.Context, events []loop.Event, fenced bool, token int64, don
 	return r, nil
 }
 
+// Encode fills Data now, on the caller's goroutine, for a request whose
+// encoded payloads the caller needs before the writer takes it.
+func (r *Request) Encode() error { return r.encode() }
+
 // encode fills Data, once. The payloads are encoded one after another
 // into one buffer, and Data slices it: one allocation for a request's
 // payloads rather than one each.

@@ -1,0 +1,363 @@
+package sqlite
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A journal holds the appends a session ended with (AppendJournaled) from
+// the moment they are written to it until their commit lands: a file
+// beside the database, one per open Store, that the next Store to open the
+// database commits from if this process died first. Writing an append to
+// it is one write(2) — durable against a crash of the process, as a commit
+// under synchronous=NORMAL is — where its commit is a transaction of ten
+// page writes the session would wait for.
+//
+// The file is the header line, then records:
+//
+//	<u32 length of body, little-endian> <u32 CRC-32C of body> <body>
+//	body: 'b' <uvarint len(id)> <id> <uvarint first seq> <uvarint count> <frames (batch.go)>
+//
+// A record cut short by a crash fails its CRC: it and anything after it
+// are ignored (its write never returned, so no caller was told it was
+// durable). The file is emptied whenever every record in it has landed,
+// and rewritten without the records that landed when the database forgets
+// one of their sessions (Delete) — so that a commit from it after a crash
+// never brings back a deleted session — or when a commit from it failed:
+// the caller is told (Runner.Sync), and the session resumes from the log.
+// While the file holds journalMax bytes or more, appends are refused (the
+// caller then waits for the commit instead) until it is emptied.
+//
+// Each journal is locked (flock) by the process that writes it; a journal
+// nobody holds is one whose process is gone.
+type journal struct {
+	path string
+	f    *os.File
+
+	mu   sync.Mutex
+	size int64
+	// recs are the records in the file, in order, until it is emptied.
+	recs []*jrecord
+	// open counts recs that have not landed.
+	open int
+	// bySession is closed when the session's last record in flight lands
+	// (waited for by reads of the session: see Store.awaitJournaled).
+	bySession map[string]*jwait
+	broken    error // the file could not be rewritten: nothing more is written to it
+}
+
+type jrecord struct {
+	session string
+	body    []byte // the whole record as written, kept to rewrite the file
+	landed  bool
+}
+
+type jwait struct {
+	n  int
+	ch chan struct{}
+}
+
+const (
+	journalHeader = "agentloop session-end journal v1\n"
+	// journalMax bounds a journal's size. A session's end is a few KiB;
+	// the file is emptied each time its records have all landed.
+	journalMax = 1 << 20
+	// journalSuffix joins the database's path and the journal's name.
+	journalSuffix = "-ends-"
+)
+
+var (
+	errJournalFull = errors.New("the session-end journal is full until its commits land")
+	crcTable       = crc32.MakeTable(crc32.Castagnoli)
+)
+
+// openJournal creates this Store's journal beside the database at dbPath
+// and locks it.
+func openJournal(dbPath string) (*journal, error) {
+	name := dbPath + journalSuffix + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create the session-end journal: %w", err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		os.Remove(name)
+		return nil, fmt.Errorf("lock the session-end journal %s: %w", name, err)
+	}
+	if _, err := f.WriteString(journalHeader); err != nil {
+		f.Close()
+		os.Remove(name)
+		return nil, fmt.Errorf("write the session-end journal %s: %w", name, err)
+	}
+	return &journal{path: name, f: f, size: int64(len(journalHeader)), bySession: map[string]*jwait{}}, nil
+}
+
+// encodeRecord builds the record of one session's append.
+func encodeRecord(session string, first int64, count int, frames []byte) []byte {
+	body := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(session)+len(frames))
+	body = append(body, 'b')
+	body = binary.AppendUvarint(body, uint64(len(session)))
+	body = append(body, session...)
+	body = binary.AppendUvarint(body, uint64(first))
+	body = binary.AppendUvarint(body, uint64(count))
+	body = append(body, frames...)
+	rec := make([]byte, 8, 8+len(body))
+	binary.LittleEndian.PutUint32(rec[0:4], uint32(len(body)))
+	binary.LittleEndian.PutUint32(rec[4:8], crc32.Checksum(body, crcTable))
+	return append(rec, body...)
+}
+
+// write appends a record of session's and returns once it is in the file.
+func (j *journal) write(session string, rec []byte) (*jrecord, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.broken != nil {
+		return nil, j.broken
+	}
+	if j.size+int64(len(rec)) > journalMax {
+		return nil, errJournalFull
+	}
+	if _, err := j.f.WriteAt(rec, j.size); err != nil {
+		// Whatever part of it is in the file fails its CRC, and is cut off
+		// by the next record's write at the same offset.
+		return nil, fmt.Errorf("write the session-end journal %s: %w", j.path, err)
+	}
+	j.size += int64(len(rec))
+	r := &jrecord{session: session, body: rec}
+	j.recs = append(j.recs, r)
+	j.open++
+	w := j.bySession[session]
+	if w == nil {
+		w = &jwait{ch: make(chan struct{})}
+		j.bySession[session] = w
+	}
+	w.n++
+	return r, nil
+}
+
+// landed accounts for the commit of rec (the record write just returned)
+// having landed or failed. A failed one is taken out of the file: the
+// caller learns of the failure and the session resumes from the log, so it
+// must not be committed from the journal later.
+func (j *journal) landed(r *jrecord, failed bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r.landed = true
+	j.open--
+	if w := j.bySession[r.session]; w != nil {
+		if w.n--; w.n == 0 {
+			close(w.ch)
+			delete(j.bySession, r.session)
+		}
+	}
+	switch {
+	case j.open == 0:
+		j.empty()
+	case failed:
+		j.rewrite()
+	}
+}
+
+// forget makes sure no record of session that landed stays in the file:
+// the database is about to lose the session (Delete), and a commit from
+// the journal after a crash must not bring it back.
+func (j *journal) forget(session string) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, r := range j.recs {
+		if r.session == session && r.landed {
+			j.rewrite()
+			return j.broken
+		}
+	}
+	return nil
+}
+
+// pending returns a channel closed once every record of session written so
+// far has landed, or nil when none is in flight.
+func (j *journal) pending(session string) <-chan struct{} {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if w := j.bySession[session]; w != nil {
+		return w.ch
+	}
+	return nil
+}
+
+// anyPending returns a channel closed once the records in flight now have
+// landed, or nil when none is.
+func (j *journal) anyPending() []<-chan struct{} {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var chs []<-chan struct{}
+	for _, w := range j.bySession {
+		chs = append(chs, w.ch)
+	}
+	return chs
+}
+
+// empty truncates the file to its header: every record in it landed. mu
+// held.
+func (j *journal) empty() {
+	j.recs = j.recs[:0]
+	if j.size == int64(len(journalHeader)) || j.broken != nil {
+		return
+	}
+	if err := j.f.Truncate(int64(len(journalHeader))); err != nil {
+		// The records stay; they all landed, so a commit from them after
+		// a crash finds them stored and skips them. Rewriting makes room.
+		j.rewrite()
+		return
+	}
+	j.size = int64(len(journalHeader))
+}
+
+// rewrite replaces the file by one holding only the records that have not
+// landed, atomically (a new file renamed over it), so that a crash at any
+// point leaves either file whole. mu held.
+func (j *journal) rewrite() {
+	if j.broken != nil {
+		return
+	}
+	keep := j.recs[:0]
+	var buf bytes.Buffer
+	buf.WriteString(journalHeader)
+	for _, r := range j.recs {
+		if !r.landed {
+			keep = append(keep, r)
+			buf.Write(r.body)
+		}
+	}
+	clear(j.recs[len(keep):])
+	j.recs = keep
+	tmp := j.path + ".new"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err == nil {
+		if err = lockFile(f); err == nil {
+			if _, err = f.Write(buf.Bytes()); err == nil {
+				err = os.Rename(tmp, j.path)
+			}
+		}
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}
+	if err != nil {
+		// The old file stays, with records that landed: a commit from it
+		// after a crash skips what is stored, but could bring back a
+		// session deleted since. Nothing more is journaled (appends wait
+		// for their commits), and Delete reports the failure.
+		j.broken = fmt.Errorf("rewrite the session-end journal %s: %w", j.path, err)
+		return
+	}
+	j.f.Close()
+	j.f, j.size = f, int64(buf.Len())
+}
+
+// close removes the journal, every record in it having landed (the writer
+// has stopped), or keeps it for the next Store to commit from when some did
+// not.
+func (j *journal) close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.open == 0 && j.broken == nil {
+		os.Remove(j.path)
+	}
+	return j.f.Close()
+}
+
+// jentry is one append read back from a journal.
+type jentry struct {
+	session string
+	first   int64
+	count   int
+	frames  []byte
+}
+
+// readJournal returns the whole records of a journal's contents, in
+// order, up to the first that is cut short or damaged.
+func readJournal(b []byte) ([]jentry, error) {
+	if !bytes.HasPrefix(b, []byte(journalHeader)) {
+		if len(b) < len(journalHeader) && bytes.HasPrefix([]byte(journalHeader), b) {
+			return nil, nil // the process died writing the header
+		}
+		return nil, errors.New("not a session-end journal (its first line is not the journal's header)")
+	}
+	b = b[len(journalHeader):]
+	var out []jentry
+	for len(b) >= 8 {
+		n := binary.LittleEndian.Uint32(b[0:4])
+		sum := binary.LittleEndian.Uint32(b[4:8])
+		if uint64(n) > uint64(len(b)-8) {
+			break // cut short
+		}
+		body := b[8 : 8+n]
+		if crc32.Checksum(body, crcTable) != sum {
+			break // torn
+		}
+		e, ok := decodeBody(body)
+		if !ok {
+			break
+		}
+		out = append(out, e)
+		b = b[8+n:]
+	}
+	return out, nil
+}
+
+func decodeBody(body []byte) (e jentry, ok bool) {
+	if len(body) == 0 || body[0] != 'b' {
+		return e, false
+	}
+	b := body[1:]
+	idLen, k := binary.Uvarint(b)
+	if k <= 0 || idLen > uint64(len(b)-k) {
+		return e, false
+	}
+	e.session = string(b[k : k+int(idLen)])
+	b = b[k+int(idLen):]
+	first, k := binary.Uvarint(b)
+	if k <= 0 || first == 0 || first > 1<<62 {
+		return e, false
+	}
+	b = b[k:]
+	count, k := binary.Uvarint(b)
+	if k <= 0 || count == 0 || count > uint64(len(b)) {
+		return e, false
+	}
+	e.first, e.count, e.frames = int64(first), int(count), b[k:]
+	return e, true
+}
+
+// deadJournals lists the journals beside the database at dbPath other than
+// own.
+func deadJournals(dbPath, own string) ([]string, error) {
+	dir, base := filepath.Split(dbPath)
+	if dir == "" {
+		dir = "."
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, base+journalSuffix) && !strings.HasSuffix(n, ".new") && e.Type().IsRegular() {
+			if p := filepath.Join(dir, n); p != own {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}

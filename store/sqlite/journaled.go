@@ -1,0 +1,193 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/internal/appendq"
+)
+
+var _ loop.JournalLog = (*Store)(nil)
+
+var errNoJournal = errors.New("this store keeps no session-end journal")
+
+// AppendJournaled is AppendAsync that returns once the events are durable
+// against a crash of this process: written to the Store's journal (see
+// journal), from which the next Store to open the database commits them if
+// this process dies before their commit lands. Their commit lands behind,
+// as AppendAsync's does, and done reports it. When they cannot be
+// journaled — the journal is full until its commits land, the events are
+// not one session's, the Store keeps no journal — it returns the reason
+// having queued nothing and without calling done: the caller appends as
+// usual. A journaled append is committed even if ctx ends.
+func (s *Store) AppendJournaled(ctx context.Context, events []loop.Event, done func(error)) error {
+	if s.j == nil {
+		return errNoJournal
+	}
+	var rec *jrecord // set before the request is queued
+	q, err := appendq.New(context.WithoutCancel(ctx), events, false, 0, nil, func(err error) {
+		s.j.landed(rec, err != nil)
+		done(err)
+	})
+	if err != nil {
+		return err
+	}
+	if q == nil || len(q.Runs) != 1 {
+		return errors.New("a journaled append holds events of one session")
+	}
+	if err := q.Encode(); err != nil {
+		return err
+	}
+	run := q.Runs[0]
+	var frames []byte
+	for i, e := range run.Events {
+		frames = appendFrame(frames, string(e.Type), e.Version, encodeTime(e.Time), q.Data[0][i])
+	}
+	body := encodeRecord(run.SessionID, run.First, len(run.Events), frames)
+	// The journal is written and the request queued under the read lock
+	// Close takes for writing: both happen or neither.
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return fmt.Errorf("sqlite store %s: append to session %s: %w", s.path, run.SessionID, store.ErrClosed)
+	}
+	if rec, err = s.j.write(run.SessionID, body); err != nil {
+		return err
+	}
+	s.reqs <- &request{Request: q}
+	return nil
+}
+
+// awaitJournaled waits until the journaled appends of session in flight
+// have landed, so that a read of the session that follows sees them.
+func (s *Store) awaitJournaled(ctx context.Context, session string) error {
+	if s.j == nil {
+		return nil
+	}
+	ch := s.j.pending(session)
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// awaitAllJournaled waits until every journaled append in flight now has
+// landed.
+func (s *Store) awaitAllJournaled(ctx context.Context) error {
+	if s.j == nil {
+		return nil
+	}
+	for _, ch := range s.j.anyPending() {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// commitJournals commits what the journals of processes that died hold
+// and has not landed, then removes them. A journal whose process lives
+// (it holds the lock) is left alone.
+func (s *Store) commitJournals(ctx context.Context) error {
+	own := ""
+	if s.j != nil {
+		own = s.j.path
+	}
+	paths, err := deadJournals(s.path, own)
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: look for session-end journals: %w", s.path, err)
+	}
+	for _, p := range paths {
+		if err := s.commitJournal(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) commitJournal(ctx context.Context, p string) error {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: open the session-end journal %s: %w", s.path, p, err)
+	}
+	defer f.Close()
+	if lockFile(f) != nil {
+		return nil // its process is alive
+	}
+	// The lock is on the file opened; the name may have been given to
+	// another (a journal rewritten) since.
+	if fi, err := f.Stat(); err != nil {
+		return nil
+	} else if now, err := os.Stat(p); err != nil || !os.SameFile(fi, now) {
+		return nil
+	}
+	if strings.HasSuffix(p, ".new") {
+		os.Remove(p) // a rewrite cut short: the journal it was to replace is whole
+		return nil
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: read the session-end journal %s: %w", s.path, p, err)
+	}
+	entries, err := readJournal(b)
+	if err != nil {
+		return fmt.Errorf("sqlite store %s: %s: %w; move the file away to open the database without it", s.path, p, err)
+	}
+	for _, e := range entries {
+		if err := s.commitEntry(ctx, p, e); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(p); err != nil {
+		return fmt.Errorf("sqlite store %s: remove the session-end journal %s: %w", s.path, p, err)
+	}
+	return nil
+}
+
+// commitEntry appends what e holds unless the session's log has it already
+// (or went on without it).
+func (s *Store) commitEntry(ctx context.Context, p string, e jentry) error {
+	var last int64
+	err := s.rdb.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, e.session).Scan(&last)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return s.readErr("commit the session-end journal "+p, err)
+	}
+	if last >= e.first {
+		return nil
+	}
+	if last != e.first-1 {
+		return fmt.Errorf("sqlite store %s: the session-end journal %s holds events %d–%d of session %s, but its log ends at event %d; move the file away to open the database without it", s.path, p, e.first, e.first+int64(e.count)-1, e.session, last)
+	}
+	events := make([]loop.Event, 0, e.count)
+	b := e.frames
+	for seq := e.first; seq < e.first+int64(e.count); seq++ {
+		ev, rest, err := s.decodeFrame(e.session, seq, b)
+		if err != nil {
+			return fmt.Errorf("%w (in the session-end journal %s)", err, p)
+		}
+		events = append(events, ev)
+		b = rest
+	}
+	if err := s.Append(ctx, events...); err != nil {
+		return fmt.Errorf("sqlite store %s: commit the session-end journal %s: %w", s.path, p, err)
+	}
+	return nil
+}
