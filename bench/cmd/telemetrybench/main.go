@@ -121,6 +121,11 @@ func run(path string, m mode, n int) (float64, error) {
 			return 0, err
 		}
 	}
+	// Every commit lands, and its watchers hear of it, before the store
+	// closes: a session's end may land after its Run returned.
+	if err := st.Close(); err != nil {
+		return 0, err
+	}
 	stop()
 	if tel != nil {
 		if err := tel.Shutdown(context.Background()); err != nil {

@@ -1,0 +1,283 @@
+package sqlite
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store/storetest"
+)
+
+// deadJournal writes a journal as a process that died would leave it: one
+// record per append in appends, then tail (a record cut short, say).
+func deadJournal(t *testing.T, dbPath string, appends [][]loop.Event, tail []byte) string {
+	t.Helper()
+	name := dbPath + journalSuffix + "1-dead"
+	b := []byte(journalHeader)
+	for _, evs := range appends {
+		b = append(b, journalRecord(t, evs)...)
+	}
+	if err := os.WriteFile(name, append(b, tail...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func journalRecord(t *testing.T, evs []loop.Event) []byte {
+	t.Helper()
+	var frames []byte
+	for _, e := range evs {
+		payload, err := e.AppendData(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = appendFrame(frames, string(e.Type), e.Version, encodeTime(e.Time), payload)
+	}
+	return encodeRecord(evs[0].SessionID, evs[0].Seq, len(evs), frames)
+}
+
+func journals(t *testing.T, dbPath string) []string {
+	t.Helper()
+	m, err := filepath.Glob(dbPath + journalSuffix + "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func sameLog(t *testing.T, s *Store, id string, want []loop.Event) {
+	t.Helper()
+	got, err := s.Load(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("session %s: %d events, want %d", id, len(got), len(want))
+	}
+	for i := range want {
+		g, _ := got[i].AppendData(nil)
+		w, _ := want[i].AppendData(nil)
+		if got[i].Seq != want[i].Seq || got[i].Type != want[i].Type || !got[i].Time.Equal(want[i].Time) || string(g) != string(w) {
+			t.Fatalf("session %s event %d: %+v, want %+v", id, i+1, got[i], want[i])
+		}
+	}
+}
+
+// A journal left by a process that died is committed by the next Open:
+// what the log lacks is appended, what it has is skipped, a record cut
+// short (its write never returned) is ignored, and the file goes.
+func TestOpenCommitsADeadJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := storetest.FakeEvents("a", 1, 6), storetest.FakeEvents("b", 1, 6)
+	if err := s.Append(t.Context(), a[:3]...); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if j := journals(t, path); len(j) != 0 {
+		t.Fatalf("a closed store left journals: %v", j)
+	}
+	torn := journalRecord(t, b[4:])
+	dead := deadJournal(t, path, [][]loop.Event{a[:3], a[3:], b[:4]}, torn[:len(torn)-1])
+
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the dead journal is still there: %v", err)
+	}
+	sameLog(t, s, "a", a)
+	sameLog(t, s, "b", b[:4])
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if j := journals(t, path); len(j) != 0 {
+		t.Fatalf("journals left: %v", j)
+	}
+}
+
+// A journal that does not follow the log it belongs to (events missing in
+// between) is refused, with what to do; the database opens once it is
+// moved away.
+func TestOpenRefusesAJournalWithAGap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := storetest.FakeEvents("a", 1, 8)
+	if err := s.Append(t.Context(), a[:3]...); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	dead := deadJournal(t, path, [][]loop.Event{a[5:]}, nil)
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), dead) || !strings.Contains(err.Error(), "move the file away") || !strings.Contains(err.Error(), "ends at event 3") {
+		t.Fatalf("Open with a journal that skips events: %v", err)
+	}
+	if err := os.Rename(dead, filepath.Join(t.TempDir(), "kept")); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLog(t, s, "a", a[:3])
+	s.Close()
+}
+
+// The journal of a Store that is open (its process holds the lock) is
+// left alone by another Store opening the database.
+func TestLiveJournalIsLeftAlone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	s1, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+	if s1.j == nil {
+		t.Skip("no journal on this platform")
+	}
+	s2, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s1.j.path); err != nil {
+		t.Fatalf("opening the database again took the live journal: %v", err)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s1.j.path); err != nil {
+		t.Fatalf("closing another store took the live journal: %v", err)
+	}
+}
+
+// AppendJournaled returns once the events are in the journal; a read of
+// the session waits for their commit; once it lands the journal is
+// emptied. A full journal refuses, queuing nothing.
+func TestAppendJournaled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.j == nil {
+		t.Skip("no journal on this platform")
+	}
+	a := storetest.FakeEvents("a", 1, 5)
+	done := make(chan error, 1)
+	if err := s.AppendJournaled(t.Context(), a, func(err error) { done <- err }); err != nil {
+		t.Fatal(err)
+	}
+	sameLog(t, s, "a", a) // waits for the commit
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(s.j.path); string(b) != journalHeader {
+		t.Fatalf("journal after its only append landed: %q", b)
+	}
+
+	s.j.mu.Lock()
+	s.j.size = journalMax
+	s.j.mu.Unlock()
+	called := false
+	err = s.AppendJournaled(t.Context(), storetest.FakeEvents("b", 1, 2), func(error) { called = true })
+	if !errors.Is(err, errJournalFull) || called {
+		t.Fatalf("a full journal: %v (done called: %v)", err, called)
+	}
+	if _, err := s.Load(t.Context(), "b"); !errors.Is(err, loop.ErrNotFound) {
+		t.Fatalf("a refused journaled append was written: %v", err)
+	}
+}
+
+// The journal keeps only what may still need committing: a session the
+// database forgets (Delete) takes its landed records out of the file, and
+// so does a failed commit (the caller learns of it; the session resumes
+// from the log, not from the journal).
+func TestJournalKeepsOnlyWhatMayNeedCommitting(t *testing.T) {
+	dir := t.TempDir()
+	j, err := openJournal(filepath.Join(dir, "j.db"))
+	if err != nil {
+		t.Skip(err)
+	}
+	defer j.close()
+	rec := func(id string) *jrecord {
+		r, err := j.write(id, journalRecord(t, storetest.FakeEvents(id, 1, 3)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	inFile := func() []string {
+		b, err := os.ReadFile(j.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, err := readJournal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range es {
+			ids = append(ids, e.session)
+		}
+		return ids
+	}
+	x, y := rec("x"), rec("y")
+	j.landed(x, false)
+	if got := inFile(); strings.Join(got, ",") != "x,y" {
+		t.Fatalf("after x landed, y not: %v", got)
+	}
+	if err := j.forget("x"); err != nil {
+		t.Fatal(err)
+	}
+	if got := inFile(); strings.Join(got, ",") != "y" {
+		t.Fatalf("after x was forgotten: %v", got)
+	}
+	wait := j.pending("y")
+	if wait == nil || j.pending("x") != nil {
+		t.Fatal("pending: want y only")
+	}
+	z := rec("z")
+	j.landed(y, true)
+	if got := inFile(); strings.Join(got, ",") != "z" {
+		t.Fatalf("after y's commit failed: %v", got)
+	}
+	select {
+	case <-wait:
+	default:
+		t.Fatal("y's waiters not released")
+	}
+	j.landed(z, false)
+	if b, _ := os.ReadFile(j.path); string(b) != journalHeader || len(j.recs) != 0 {
+		t.Fatalf("after every record landed: %q", b)
+	}
+}
+
+// Whatever a journal file holds, reading it never panics and returns only
+// whole records.
+func FuzzReadJournal(f *testing.F) {
+	f.Add([]byte(journalHeader))
+	f.Add(append([]byte(journalHeader), encodeRecord("s", 1, 1, appendFrame(nil, "session.started", 1, 5, []byte(`{}`)))...))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		es, err := readJournal(b)
+		if err != nil {
+			return
+		}
+		for _, e := range es {
+			if e.first < 1 || e.count < 1 {
+				t.Fatalf("entry %+v", e)
+			}
+		}
+	})
+}
