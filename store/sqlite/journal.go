@@ -340,7 +340,8 @@ func decodeBody(body []byte) (e jentry, ok bool) {
 }
 
 // deadJournals lists the journals beside the database at dbPath other than
-// own.
+// own, and the rewrites of journals (".new") that may have been cut short.
+// Which of them are dead is for their locks to tell.
 func deadJournals(dbPath, own string) ([]string, error) {
 	dir, base := filepath.Split(dbPath)
 	if dir == "" {
@@ -353,7 +354,7 @@ func deadJournals(dbPath, own string) ([]string, error) {
 	var out []string
 	for _, e := range ents {
 		n := e.Name()
-		if strings.HasPrefix(n, base+journalSuffix) && !strings.HasSuffix(n, ".new") && e.Type().IsRegular() {
+		if strings.HasPrefix(n, base+journalSuffix) && e.Type().IsRegular() {
 			if p := filepath.Join(dir, n); p != own {
 				out = append(out, p)
 			}

@@ -281,3 +281,25 @@ func FuzzReadJournal(f *testing.F) {
 		}
 	})
 }
+
+// A rewrite cut short by a crash leaves a ".new" file beside the journal it
+// was to replace: the next Open removes it and commits the journal.
+func TestOpenRemovesARewriteCutShort(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	a := storetest.FakeEvents("a", 1, 4)
+	dead := deadJournal(t, path, [][]loop.Event{a}, nil)
+	if err := os.WriteFile(dead+".new", []byte(journalHeader), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sameLog(t, s, "a", a)
+	for _, p := range []string{dead, dead + ".new"} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s left: %v", p, err)
+		}
+	}
+}

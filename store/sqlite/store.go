@@ -631,9 +631,8 @@ func (s *Store) Close() error {
 		// it closes.
 		s.closeErr = errors.Join(s.loadSt.Close(), s.existsSt.Close(), s.rdb.Close(), s.ckpt.close(), s.w.close(), s.wdb.Close())
 		if s.j != nil {
-			// Every journaled append has landed or failed (the writer
-			// stopped): the journal goes, unless the database lost its
-			// file (see writer.fileGone) and it holds what did not land.
+			// Every journaled append has landed, or failed and was taken
+			// out (the writer stopped): the journal goes.
 			s.closeErr = errors.Join(s.closeErr, s.j.close())
 		}
 		if s.closeErr != nil {
