@@ -274,7 +274,7 @@ func targets(rep *report) []target {
 		}
 		return fmt.Sprintf(" — missed by %.0f%%", (got/limit-1)*100)
 	}
-	for _, name := range []string{"agentloop-sqlite", "agentloop-sqlite-endbehind", "agentloop-postgres", "agentloop-postgres-endbehind"} {
+	for _, name := range []string{"agentloop-sqlite", "agentloop-postgres", "agentloop-postgres-endbehind"} {
 		if r, ok := seq[name]; ok {
 			got := r.WallRatio.Median
 			out = append(out, target{Name: "sequential wall per iteration, " + name, Want: "≤ 1.15× baseline",
@@ -297,7 +297,7 @@ func targets(rep *report) []target {
 				Got: fmt.Sprintf("%.0f%s", got, miss(got, fewest)), Met: got < fewest})
 		}
 	}
-	for _, name := range []string{"agentloop-sqlite", "agentloop-sqlite-endbehind", "agentloop-postgres", "agentloop-postgres-endbehind", "agentloop-memory"} {
+	for _, name := range []string{"agentloop-sqlite", "agentloop-postgres", "agentloop-postgres-endbehind", "agentloop-memory"} {
 		if r, ok := conc[name]; ok {
 			out = append(out, target{Name: fmt.Sprintf("%d concurrent, wall, %s", rep.Settings.Conc, name), Want: "≤ 1.3× baseline",
 				Got: fmt.Sprintf("%.2f× (rounds %.2f–%.2f)%s", r.WallRatio.Median, r.WallRatio.Min, r.WallRatio.Max, miss(r.WallRatio.Median, 1.3)), Met: r.WallRatio.Median <= 1.3})

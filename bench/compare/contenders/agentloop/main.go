@@ -46,14 +46,18 @@ type log interface {
 func main() {
 	store := flag.String("store", "sqlite", "sqlite or postgres (durable, every event written) or memory")
 	pg := flag.String("pg", os.Getenv("AGENTLOOP_BENCH_POSTGRES"), "-store postgres: a server's URL (postgres://…; a database is made for the run and dropped); empty: start a server of its own")
-	endBehind := flag.Bool("end-behind", false, "loop.Config.EndBehind: Run returns before a session's last commit lands; the harness waits for the commits (Runner.Sync) inside the measured time")
+	endBehind := flag.Bool("end-behind", false, "loop.Config.EndBehind (-store postgres): Run returns before a session's last commit lands; the harness waits for the commits (Runner.Sync) inside the measured time. SQLite needs none: it journals a session's end, durable at once, and commits it behind the return")
 	harness.Main(func() harness.Contender {
 		notes := map[string]string{
-			"sqlite":   "loop.Runner + model/provider openai (non-streaming) + store/sqlite: every event durable",
+			"sqlite":   "loop.Runner + model/provider openai (non-streaming) + store/sqlite: every event durable (a session's end journaled before Run returns, committed behind it; every commit awaited inside the measured time, Runner.Sync)",
 			"postgres": "loop.Runner + model/provider openai (non-streaming) + store/postgres (fsync on): every event durable",
 			"memory":   "loop.Runner + model/provider openai (non-streaming) + store/memory",
 		}
 		name, note := "agentloop-"+*store, notes[*store]
+		if *endBehind && *store == "sqlite" {
+			fmt.Fprintln(os.Stderr, "agentloop: -end-behind changes nothing with -store sqlite: a session's end is journaled and committed behind the return already")
+			os.Exit(2)
+		}
 		if *endBehind {
 			name += "-endbehind"
 			note += "; Run returns before the session's last commit lands (loop.Config.EndBehind), every commit awaited inside the measured time (Runner.Sync)"

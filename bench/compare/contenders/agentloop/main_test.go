@@ -20,7 +20,7 @@ func TestSessions(t *testing.T) {
 	for _, c := range []struct {
 		store     string
 		endBehind bool
-	}{{"sqlite", false}, {"postgres", false}, {"memory", false}, {"sqlite", true}, {"postgres", true}} {
+	}{{"sqlite", false}, {"postgres", false}, {"memory", false}, {"postgres", true}} {
 		name := c.store
 		if c.endBehind {
 			name += "-endbehind"
@@ -56,11 +56,10 @@ func TestSessions(t *testing.T) {
 		})
 	}
 	// A session whose end committed behind its return is stored whole once
-	// settled: as many events as one whose end was awaited.
-	for _, store := range []string{"sqlite", "postgres"} {
-		if events[store+"-endbehind"] != events[store] {
-			t.Fatalf("events per session: %v", events)
-		}
+	// settled: as many events as one whose end was awaited (and SQLite's,
+	// journaled and committed behind, as many as the memory store's).
+	if events["postgres-endbehind"] != events["postgres"] || events["sqlite"] != events["memory"] {
+		t.Fatalf("events per session: %v", events)
 	}
 }
 
