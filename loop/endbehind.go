@@ -18,14 +18,7 @@ func (s *Session) finish(ctx context.Context) error {
 		return s.c.flush()
 	}
 	if j, ok := s.c.async.(JournalLog); ok {
-		journaled, err := s.c.handOverJournaled(j)
-		if err != nil {
-			return err // a commit in flight failed: reported by the run, as flush does
-		}
-		if journaled {
-			s.r.ending(s)
-			return nil
-		}
+		return s.endJournaled(j)
 	}
 	if s.r.cfg.EndBehind {
 		return s.endBehind()
@@ -33,38 +26,57 @@ func (s *Session) finish(ctx context.Context) error {
 	return s.c.flush()
 }
 
-// endBehind hands the session's last events to a commit behind its return
-// and registers the session as ending.
+// endJournaled has the session's last events journaled and committed
+// behind its return; when the log cannot journal them, they are committed
+// before it (flush).
+func (s *Session) endJournaled(j JournalLog) error {
+	// Registered first: the commit may land before AppendJournaled returns.
+	landed := s.r.endStarts(s.id)
+	journaled, err := s.c.handOverJournaled(j, func(err error) { s.r.endLanded(s.id, landed, err) })
+	if err == nil && journaled {
+		return nil
+	}
+	if err == nil {
+		err = s.c.flush()
+	}
+	s.r.endLanded(s.id, landed, nil) // committed, or failed and reported by the run
+	return err
+}
+
+// endBehind hands the session's last events to a commit behind its return.
 func (s *Session) endBehind() error {
 	if err := s.c.handOverNow(); err != nil {
 		return err // a commit in flight failed: reported by the run, as flush does
 	}
-	s.r.ending(s)
+	landed := s.r.endStarts(s.id)
+	go func() { s.r.endLanded(s.id, landed, s.c.waitPending()) }()
 	return nil
 }
 
-// ending registers s as ending until every commit of it in flight has
-// reported. Registered before the session leaves the live set (release),
-// so that at no moment is it in neither: whatever reads its log through
-// the runner meanwhile waits for the commit (awaitEnd).
-func (r *Runner) ending(s *Session) {
-	c := &s.c
+// endStarts registers a session as ending: its last commit is in flight
+// behind its return. Registered before the session leaves the live set
+// (release), so that at no moment is it in neither: whatever reads its log
+// through the runner meanwhile waits for the commit (awaitEnd).
+func (r *Runner) endStarts(id string) chan struct{} {
 	landed := make(chan struct{})
 	r.mu.Lock()
-	r.endingIDs[s.id] = landed
+	r.endingIDs[id] = landed
 	r.mu.Unlock()
-	go func() {
-		err := c.waitPending()
-		r.mu.Lock()
-		if r.endingIDs[s.id] == landed {
-			delete(r.endingIDs, s.id)
-		}
-		if err != nil {
-			r.endErrs = append(r.endErrs, fmt.Errorf("%w; the log holds the session as before its last step: Resume finishes it once the store works", err))
-		}
-		r.mu.Unlock()
-		close(landed)
-	}()
+	return landed
+}
+
+// endLanded ends what endStarts began, once the commit reported err; a
+// failure is kept for Sync.
+func (r *Runner) endLanded(id string, landed chan struct{}, err error) {
+	r.mu.Lock()
+	if r.endingIDs[id] == landed {
+		delete(r.endingIDs, id)
+	}
+	if err != nil {
+		r.endErrs = append(r.endErrs, fmt.Errorf("%w; the log holds the session without these events: Resume finishes it once the store works", err))
+	}
+	r.mu.Unlock()
+	close(landed)
 }
 
 // awaitEnd waits until the last events of a session that ended here

@@ -2,13 +2,16 @@ package loop_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/scripted"
 	"github.com/agentloop/agentloop/tool"
 )
@@ -130,4 +133,51 @@ func TestStepIsNotJournaled(t *testing.T) {
 	if log.calls != 0 || !slices.Contains(e.log.types(s), "session.ended") {
 		t.Fatalf("journaled %d times; log %v", log.calls, e.log.types(s))
 	}
+}
+
+// failJournalLog journals every end and fails its commit, as a disk that
+// filled up after the journal write would.
+type failJournalLog struct{ *failEndLog }
+
+func (l failJournalLog) AppendJournaled(ctx context.Context, evs []loop.Event, done func(error)) error {
+	go l.AppendAsync(ctx, evs, done)
+	return nil
+}
+
+// A journaled end whose commit fails is reported by Sync, naming the
+// session, and Resume finishes the session once the log works.
+func TestJournaledEndFailedIsReportedAndResumable(t *testing.T) {
+	e := newEnv()
+	log := failJournalLog{&failEndLog{memLog: e.log}}
+	log.fail.Store(true)
+	slow := idem{tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(context.Context, json.RawMessage) (tool.Result, error) {
+		time.Sleep(8 * time.Millisecond) // the steps before the end commit on their own
+		return tool.Result{Output: "content"}, nil
+	})}
+	m := scripted.Replies(scripted.Call("read_file", `{"path":"a"}`), scripted.Text("done"), scripted.Text("done again"))
+	r := e.runner(t, m, []tool.Tool{slow}, func(c *loop.Config) { c.Log = log })
+	st := run(t, r, "read a")
+	err := r.Sync(t.Context())
+	if st.Status != loop.StatusCompleted || !errors.Is(err, loop.ErrNotSaved) || !strings.Contains(err.Error(), st.ID) || !strings.Contains(err.Error(), "Resume finishes it") {
+		t.Fatalf("%s; Sync: %v, want ErrNotSaved naming %s and what to do", st.Status, err, st.ID)
+	}
+	if types := e.log.types(st.ID); len(types) == 0 || slices.Contains(types, "session.ended") {
+		t.Fatalf("log after the failed end: %v", types)
+	}
+	log.fail.Store(false)
+	s, err := r.Resume(t.Context(), st.ID, "")
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	final, err := s.Wait(t.Context())
+	if err != nil || final.Status != loop.StatusCompleted || final.Answer != "done again" {
+		t.Fatalf("resumed: %v %v", final, err)
+	}
+	if err := r.Sync(t.Context()); err != nil {
+		t.Fatalf("Sync after the resume: %v", err)
+	}
+	if n := count(e.log.types(st.ID), "session.ended"); n != 1 {
+		t.Fatalf("session.ended %d times: %v", n, e.log.types(st.ID))
+	}
+	refold(t, e, final)
 }

@@ -101,19 +101,28 @@ func openJournal(dbPath string) (*journal, error) {
 	return &journal{path: name, f: f, size: int64(len(journalHeader)), bySession: map[string]*jwait{}}, nil
 }
 
-// encodeRecord builds the record of one session's append.
-func encodeRecord(session string, first int64, count int, frames []byte) []byte {
-	body := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(session)+len(frames))
-	body = append(body, 'b')
-	body = binary.AppendUvarint(body, uint64(len(session)))
-	body = append(body, session...)
-	body = binary.AppendUvarint(body, uint64(first))
-	body = binary.AppendUvarint(body, uint64(count))
-	body = append(body, frames...)
-	rec := make([]byte, 8, 8+len(body))
+// startRecord begins the record of one session's append of count events
+// from seq first, in b (emptied); its frames are appended to what it
+// returns, and sealRecord finishes it.
+func startRecord(b []byte, session string, first int64, count int) []byte {
+	b = append(b[:0], 0, 0, 0, 0, 0, 0, 0, 0, 'b') // length and CRC, then the body
+	b = binary.AppendUvarint(b, uint64(len(session)))
+	b = append(b, session...)
+	b = binary.AppendUvarint(b, uint64(first))
+	return binary.AppendUvarint(b, uint64(count))
+}
+
+// sealRecord fills in the length and CRC of a record startRecord began.
+func sealRecord(rec []byte) []byte {
+	body := rec[8:]
 	binary.LittleEndian.PutUint32(rec[0:4], uint32(len(body)))
 	binary.LittleEndian.PutUint32(rec[4:8], crc32.Checksum(body, crcTable))
-	return append(rec, body...)
+	return rec
+}
+
+// encodeRecord builds the record of one session's append from its frames.
+func encodeRecord(session string, first int64, count int, frames []byte) []byte {
+	return sealRecord(append(startRecord(nil, session, first, count), frames...))
 }
 
 // write appends a record of session's and returns once it is in the file.

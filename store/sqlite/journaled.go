@@ -43,15 +43,26 @@ func (s *Store) AppendJournaled(ctx context.Context, events []loop.Event, done f
 	if q == nil || len(q.Runs) != 1 {
 		return errors.New("a journaled append holds events of one session")
 	}
-	if err := q.Encode(); err != nil {
-		return err
-	}
+	// The record's frames hold each payload; the request's encoded
+	// payloads (Data) are those bytes, so the writer encodes nothing.
 	run := q.Runs[0]
-	var frames []byte
+	body := startRecord(make([]byte, 0, 64+len(run.SessionID)+140*len(run.Events)), run.SessionID, run.First, len(run.Events))
+	var payload []byte
+	data := make([][]byte, len(run.Events))
+	spans := make([][2]int, len(run.Events))
 	for i, e := range run.Events {
-		frames = appendFrame(frames, string(e.Type), e.Version, encodeTime(e.Time), q.Data[0][i])
+		if payload, err = e.AppendData(payload[:0]); err != nil {
+			return err
+		}
+		body = appendFrame(body, string(e.Type), e.Version, encodeTime(e.Time), payload)
+		end := len(body) - 1 // the frame's closing newline follows its payload
+		spans[i] = [2]int{end - len(payload), end}
 	}
-	body := encodeRecord(run.SessionID, run.First, len(run.Events), frames)
+	body = sealRecord(body)
+	for i, sp := range spans { // body may have moved while it grew
+		data[i] = body[sp[0]:sp[1]:sp[1]]
+	}
+	q.Data = [][][]byte{data}
 	// The journal is written and the request queued under the read lock
 	// Close takes for writing: both happen or neither.
 	s.mu.RLock()
