@@ -111,8 +111,8 @@ func (r *Runner) load(ctx context.Context, id string) ([]Event, error) {
 // committed behind it; under Config.EndBehind, on another AsyncLog, they
 // are not durable until then — and reports the commits of them that failed
 // since the last Sync, each naming its session (errors.Is ErrNotSaved).
-// Those sessions are in the log as they were before their last step:
-// Resume recovers them. With no end committing behind it returns nil at
+// Those sessions are in the log without the events of that commit: Resume
+// recovers them. With no end committing behind it returns nil at
 // once.
 func (r *Runner) Sync(ctx context.Context) error {
 	for {

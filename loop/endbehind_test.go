@@ -36,32 +36,7 @@ func TestEndBehindReturnsBeforeTheEndIsDurable(t *testing.T) {
 		t.Fatalf("Run waited for the end to be durable: log %v, %d commits held", e.log.types(st.ID), log.held())
 	}
 
-	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
-	defer cancel()
-	if err := r.Sync(short); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Sync with the end held: %v, want the deadline", err)
-	}
-	if _, err := r.Resume(short, st.ID, ""); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Resume with the end held, its context ended: %v, want the deadline", err)
-	}
-	resumed := make(chan error, 1)
-	go func() {
-		_, err := r.Resume(t.Context(), st.ID, "")
-		resumed <- err
-	}()
-	select {
-	case err := <-resumed:
-		t.Fatalf("Resume did not wait for the end to land: %v", err)
-	case <-time.After(20 * time.Millisecond):
-	}
-
-	log.release()
-	if err := r.Sync(t.Context()); err != nil {
-		t.Fatalf("Sync: %v", err)
-	}
-	if err := <-resumed; !errors.Is(err, loop.ErrFinished) {
-		t.Fatalf("Resume after the end landed: %v, want ErrFinished", err)
-	}
+	awaitHeldEnd(t, r, st.ID, log.release)
 	refold(t, e, st)
 	checkScript(t, m)
 }
@@ -110,13 +85,20 @@ func TestEndBehindFailedEndIsReportedAndResumable(t *testing.T) {
 	if err := r.Sync(t.Context()); err != nil {
 		t.Fatalf("second Sync reports the failure again: %v", err)
 	}
-	types := e.log.types(st.ID)
+	resumeAfterFailedEnd(t, e, r, log, st.ID)
+}
+
+// resumeAfterFailedEnd checks that the log of session id, whose end's
+// commit failed, lacks the end, and that Resume finishes the session once
+// commits work again: "done again", one session.ended.
+func resumeAfterFailedEnd(t *testing.T, e *env, r *loop.Runner, log *failEndLog, id string) {
+	t.Helper()
+	types := e.log.types(id)
 	if len(types) == 0 || slices.Contains(types, "session.ended") {
 		t.Fatalf("log after the failed end: %v", types)
 	}
-
 	log.fail.Store(false)
-	s, err := r.Resume(t.Context(), st.ID, "")
+	s, err := r.Resume(t.Context(), id, "")
 	if err != nil {
 		t.Fatalf("Resume: %v", err)
 	}
@@ -127,8 +109,8 @@ func TestEndBehindFailedEndIsReportedAndResumable(t *testing.T) {
 	if err := r.Sync(t.Context()); err != nil {
 		t.Fatalf("Sync after the resume: %v", err)
 	}
-	if n := count(e.log.types(st.ID), "session.ended"); n != 1 {
-		t.Fatalf("session.ended %d times in the log: %v", n, e.log.types(st.ID))
+	if n := count(e.log.types(id), "session.ended"); n != 1 {
+		t.Fatalf("session.ended %d times in the log: %v", n, e.log.types(id))
 	}
 	refold(t, e, final)
 }
@@ -212,5 +194,37 @@ func TestEndBehindManySessions(t *testing.T) {
 		if c := count(e.log.types(id), "session.ended"); c != 1 {
 			t.Fatalf("%s: session.ended %d times", id, c)
 		}
+	}
+}
+
+// awaitHeldEnd checks, with the commit of session id's end held, that
+// Sync and a Resume wait for it (Resume also gives up when its context
+// ends); then releases the commit and checks both see it landed.
+func awaitHeldEnd(t *testing.T, r *loop.Runner, id string, release func()) {
+	t.Helper()
+	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	if err := r.Sync(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Sync with the end held: %v, want the deadline", err)
+	}
+	if _, err := r.Resume(short, id, ""); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Resume with the end held, its context ended: %v, want the deadline", err)
+	}
+	resumed := make(chan error, 1)
+	go func() {
+		_, err := r.Resume(t.Context(), id, "")
+		resumed <- err
+	}()
+	select {
+	case err := <-resumed:
+		t.Fatalf("Resume did not wait for the end to land: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	release()
+	if err := r.Sync(t.Context()); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if err := <-resumed; !errors.Is(err, loop.ErrFinished) {
+		t.Fatalf("Resume after the end landed: %v, want ErrFinished", err)
 	}
 }

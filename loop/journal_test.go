@@ -66,28 +66,7 @@ func TestJournaledEndReturnsBeforeItsCommit(t *testing.T) {
 		t.Fatalf("journal %d events (first %d, last %d %s), log %d, state at %d", len(j), j[0].Seq, j[len(j)-1].Seq, j[len(j)-1].Type, len(committed), st.Seq)
 	}
 
-	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
-	defer cancel()
-	if err := r.Sync(short); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Sync with the commit held: %v, want the deadline", err)
-	}
-	resumed := make(chan error, 1)
-	go func() {
-		_, err := r.Resume(t.Context(), st.ID, "")
-		resumed <- err
-	}()
-	select {
-	case err := <-resumed:
-		t.Fatalf("Resume did not wait for the end's commit: %v", err)
-	case <-time.After(20 * time.Millisecond):
-	}
-	log.release()
-	if err := r.Sync(t.Context()); err != nil {
-		t.Fatalf("Sync: %v", err)
-	}
-	if err := <-resumed; !errors.Is(err, loop.ErrFinished) {
-		t.Fatalf("Resume after the commit landed: %v, want ErrFinished", err)
-	}
+	awaitHeldEnd(t, r, st.ID, log.release)
 	refold(t, e, st)
 	checkScript(t, m)
 }
@@ -161,23 +140,5 @@ func TestJournaledEndFailedIsReportedAndResumable(t *testing.T) {
 	if st.Status != loop.StatusCompleted || !errors.Is(err, loop.ErrNotSaved) || !strings.Contains(err.Error(), st.ID) || !strings.Contains(err.Error(), "Resume finishes it") {
 		t.Fatalf("%s; Sync: %v, want ErrNotSaved naming %s and what to do", st.Status, err, st.ID)
 	}
-	if types := e.log.types(st.ID); len(types) == 0 || slices.Contains(types, "session.ended") {
-		t.Fatalf("log after the failed end: %v", types)
-	}
-	log.fail.Store(false)
-	s, err := r.Resume(t.Context(), st.ID, "")
-	if err != nil {
-		t.Fatalf("Resume: %v", err)
-	}
-	final, err := s.Wait(t.Context())
-	if err != nil || final.Status != loop.StatusCompleted || final.Answer != "done again" {
-		t.Fatalf("resumed: %v %v", final, err)
-	}
-	if err := r.Sync(t.Context()); err != nil {
-		t.Fatalf("Sync after the resume: %v", err)
-	}
-	if n := count(e.log.types(st.ID), "session.ended"); n != 1 {
-		t.Fatalf("session.ended %d times: %v", n, e.log.types(st.ID))
-	}
-	refold(t, e, final)
+	resumeAfterFailedEnd(t, e, r, log.failEndLog, st.ID)
 }

@@ -39,6 +39,16 @@ func journalRecord(t *testing.T, evs []loop.Event) []byte {
 	return encodeRecord(evs[0].SessionID, evs[0].Seq, len(evs), frames)
 }
 
+// openStore opens the store at path, failing the test if it cannot.
+func openStore(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func journals(t *testing.T, dbPath string) []string {
 	t.Helper()
 	m, err := filepath.Glob(dbPath + journalSuffix + "*")
@@ -71,10 +81,7 @@ func sameLog(t *testing.T, s *Store, id string, want []loop.Event) {
 // short (its write never returned) is ignored, and the file goes.
 func TestOpenCommitsADeadJournal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.db")
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, path)
 	a, b := storetest.FakeEvents("a", 1, 6), storetest.FakeEvents("b", 1, 6)
 	if err := s.Append(t.Context(), a[:3]...); err != nil {
 		t.Fatal(err)
@@ -88,10 +95,7 @@ func TestOpenCommitsADeadJournal(t *testing.T) {
 	torn := journalRecord(t, b[4:])
 	dead := deadJournal(t, path, [][]loop.Event{a[:3], a[3:], b[:4]}, torn[:len(torn)-1])
 
-	s, err = Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = openStore(t, path)
 	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the dead journal is still there: %v", err)
 	}
@@ -110,10 +114,7 @@ func TestOpenCommitsADeadJournal(t *testing.T) {
 // moved away.
 func TestOpenRefusesAJournalWithAGap(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.db")
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, path)
 	a := storetest.FakeEvents("a", 1, 8)
 	if err := s.Append(t.Context(), a[:3]...); err != nil {
 		t.Fatal(err)
@@ -126,10 +127,7 @@ func TestOpenRefusesAJournalWithAGap(t *testing.T) {
 	if err := os.Rename(dead, filepath.Join(t.TempDir(), "kept")); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = openStore(t, path)
 	sameLog(t, s, "a", a[:3])
 	s.Close()
 }
@@ -138,18 +136,12 @@ func TestOpenRefusesAJournalWithAGap(t *testing.T) {
 // left alone by another Store opening the database.
 func TestLiveJournalIsLeftAlone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.db")
-	s1, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s1 := openStore(t, path)
 	defer s1.Close()
 	if s1.j == nil {
 		t.Skip("no journal on this platform")
 	}
-	s2, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := openStore(t, path)
 	if _, err := os.Stat(s1.j.path); err != nil {
 		t.Fatalf("opening the database again took the live journal: %v", err)
 	}
@@ -166,10 +158,7 @@ func TestLiveJournalIsLeftAlone(t *testing.T) {
 // emptied. A full journal refuses, queuing nothing.
 func TestAppendJournaled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.db")
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, path)
 	defer s.Close()
 	if s.j == nil {
 		t.Skip("no journal on this platform")
@@ -191,7 +180,7 @@ func TestAppendJournaled(t *testing.T) {
 	s.j.size = journalMax
 	s.j.mu.Unlock()
 	called := false
-	err = s.AppendJournaled(t.Context(), storetest.FakeEvents("b", 1, 2), func(error) { called = true })
+	err := s.AppendJournaled(t.Context(), storetest.FakeEvents("b", 1, 2), func(error) { called = true })
 	if !errors.Is(err, errJournalFull) || called {
 		t.Fatalf("a full journal: %v (done called: %v)", err, called)
 	}
@@ -291,10 +280,7 @@ func TestOpenRemovesARewriteCutShort(t *testing.T) {
 	if err := os.WriteFile(dead+".new", []byte(journalHeader), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, path)
 	defer s.Close()
 	sameLog(t, s, "a", a)
 	for _, p := range []string{dead, dead + ".new"} {
