@@ -41,6 +41,7 @@ import (
 // nobody holds is one whose process is gone.
 type journal struct {
 	path string
+	tmp  string // where it is rewritten before being renamed over path
 	f    *os.File
 
 	mu   sync.Mutex
@@ -71,8 +72,15 @@ const (
 	// journalMax bounds a journal's size. A session's end is a few KiB;
 	// the file is emptied each time its records have all landed.
 	journalMax = 1 << 20
-	// journalSuffix joins the database's path and the journal's name.
+	// journalSuffix joins the database's path and a journal's name.
 	journalSuffix = "-ends-"
+	// tmpSuffix joins the database's path and the name of a journal being
+	// made: it is locked, then renamed to its journal's name, so that no
+	// other process ever sees a journal that is not locked yet.
+	tmpSuffix = ".ends-tmp-"
+	// tmpLitter is how old a temporary file nobody holds must be to be
+	// taken for what a crash left: its maker locks it at once.
+	tmpLitter = time.Minute
 )
 
 var (
@@ -83,22 +91,33 @@ var (
 // openJournal creates this Store's journal beside the database at dbPath
 // and locks it.
 func openJournal(dbPath string) (*journal, error) {
-	name := dbPath + journalSuffix + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	id := strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	name := dbPath + journalSuffix + id
+	f, err := lockedFile(dbPath+tmpSuffix+id, name, []byte(journalHeader))
 	if err != nil {
-		return nil, fmt.Errorf("create the session-end journal: %w", err)
+		return nil, fmt.Errorf("create the session-end journal %s: %w", name, err)
 	}
-	if err := lockFile(f); err != nil {
+	return &journal{path: name, tmp: dbPath + tmpSuffix + id, f: f, size: int64(len(journalHeader)), bySession: map[string]*jwait{}}, nil
+}
+
+// lockedFile writes content to a new file at tmp, locks it and renames it
+// to name (replacing what is there), and returns it open and locked.
+func lockedFile(tmp, name string, content []byte) (*os.File, error) {
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err = lockFile(f); err == nil {
+		if _, err = f.Write(content); err == nil {
+			err = os.Rename(tmp, name)
+		}
+	}
+	if err != nil {
 		f.Close()
-		os.Remove(name)
-		return nil, fmt.Errorf("lock the session-end journal %s: %w", name, err)
+		os.Remove(tmp)
+		return nil, err
 	}
-	if _, err := f.WriteString(journalHeader); err != nil {
-		f.Close()
-		os.Remove(name)
-		return nil, fmt.Errorf("write the session-end journal %s: %w", name, err)
-	}
-	return &journal{path: name, f: f, size: int64(len(journalHeader)), bySession: map[string]*jwait{}}, nil
+	return f, nil
 }
 
 // startRecord begins the record of one session's append of count events
@@ -248,19 +267,7 @@ func (j *journal) rewrite() {
 	}
 	clear(j.recs[len(keep):])
 	j.recs = keep
-	tmp := j.path + ".new"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err == nil {
-		if err = lockFile(f); err == nil {
-			if _, err = f.Write(buf.Bytes()); err == nil {
-				err = os.Rename(tmp, j.path)
-			}
-		}
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}
+	f, err := lockedFile(j.tmp, j.path, buf.Bytes())
 	if err != nil {
 		// The old file stays, with records that landed: a commit from it
 		// after a crash skips what is stored, but could bring back a
@@ -349,25 +356,28 @@ func decodeBody(body []byte) (e jentry, ok bool) {
 }
 
 // deadJournals lists the journals beside the database at dbPath other than
-// own, and the rewrites of journals (".new") that may have been cut short.
-// Which of them are dead is for their locks to tell.
-func deadJournals(dbPath, own string) ([]string, error) {
+// own (which of them are dead is for their locks to tell), and the
+// temporary files of journals being made or rewritten.
+func deadJournals(dbPath, own string) (journals, tmps []string, err error) {
 	dir, base := filepath.Split(dbPath)
 	if dir == "" {
 		dir = "."
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
 	for _, e := range ents {
 		n := e.Name()
-		if strings.HasPrefix(n, base+journalSuffix) && e.Type().IsRegular() {
-			if p := filepath.Join(dir, n); p != own {
-				out = append(out, p)
-			}
+		if !e.Type().IsRegular() {
+			continue
+		}
+		switch p := filepath.Join(dir, n); {
+		case strings.HasPrefix(n, base+journalSuffix) && p != own:
+			journals = append(journals, p)
+		case strings.HasPrefix(n, base+tmpSuffix):
+			tmps = append(tmps, p)
 		}
 	}
-	return out, nil
+	return journals, tmps, nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store/storetest"
@@ -271,21 +272,31 @@ func FuzzReadJournal(f *testing.F) {
 	})
 }
 
-// A rewrite cut short by a crash leaves a ".new" file beside the journal it
-// was to replace: the next Open removes it and commits the journal.
-func TestOpenRemovesARewriteCutShort(t *testing.T) {
+// A journal is made (and rewritten) under a temporary name, locked, then
+// renamed: a temporary file nobody holds and older than its maker takes to
+// lock it is what a crash left, and the next Open removes it; a fresh one
+// may be a journal being made, and stays.
+func TestOpenRemovesTemporaryLitter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.db")
-	a := storetest.FakeEvents("a", 1, 4)
-	dead := deadJournal(t, path, [][]loop.Event{a}, nil)
-	if err := os.WriteFile(dead+".new", []byte(journalHeader), 0o600); err != nil {
+	old, fresh := path+tmpSuffix+"1-old", path+tmpSuffix+"1-fresh"
+	for _, p := range []string{old, fresh} {
+		if err := os.WriteFile(p, []byte(journalHeader), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	then := time.Now().Add(-2 * tmpLitter)
+	if err := os.Chtimes(old, then, then); err != nil {
 		t.Fatal(err)
 	}
 	s := openStore(t, path)
 	defer s.Close()
-	sameLog(t, s, "a", a)
-	for _, p := range []string{dead, dead + ".new"} {
-		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
-			t.Fatalf("%s left: %v", p, err)
-		}
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("litter left: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Fatalf("a fresh temporary file was taken: %v", err)
+	}
+	if j := journals(t, path); len(j) != 1 || j[0] != s.j.path {
+		t.Fatalf("journals: %v (own %s)", j, s.j.path)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
+	"time"
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
@@ -119,7 +119,7 @@ func (s *Store) commitJournals(ctx context.Context) error {
 	if s.j != nil {
 		own = s.j.path
 	}
-	paths, err := deadJournals(s.path, own)
+	paths, tmps, err := deadJournals(s.path, own)
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: look for session-end journals: %w", s.path, err)
 	}
@@ -128,7 +128,24 @@ func (s *Store) commitJournals(ctx context.Context) error {
 			return err
 		}
 	}
+	for _, p := range tmps {
+		removeLitter(p)
+	}
 	return nil
+}
+
+// removeLitter removes a journal's temporary file that a crash left: one
+// nobody holds, made longer ago than its maker takes to lock it.
+func removeLitter(p string) {
+	f, err := os.Open(p)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || time.Since(fi.ModTime()) < tmpLitter || lockFile(f) != nil {
+		return
+	}
+	os.Remove(p)
 }
 
 func (s *Store) commitJournal(ctx context.Context, p string) error {
@@ -150,10 +167,6 @@ func (s *Store) commitJournal(ctx context.Context, p string) error {
 	} else if now, err := os.Stat(p); err != nil || !os.SameFile(fi, now) {
 		return nil
 	}
-	if strings.HasSuffix(p, ".new") {
-		os.Remove(p) // a rewrite cut short: the journal it was to replace is whole
-		return nil
-	}
 	b, err := io.ReadAll(f)
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: read the session-end journal %s: %w", s.path, p, err)
@@ -167,7 +180,7 @@ func (s *Store) commitJournal(ctx context.Context, p string) error {
 			return err
 		}
 	}
-	if err := os.Remove(p); err != nil {
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("sqlite store %s: remove the session-end journal %s: %w", s.path, p, err)
 	}
 	return nil

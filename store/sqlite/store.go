@@ -146,7 +146,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
 	wdb.SetConnMaxIdleTime(0)
-	if err := checkWAL(ctx, wdb, path); err != nil {
+	if err := checkWAL(ctx, wdb, path, o.busyTimeout); err != nil {
 		wdb.Close()
 		return nil, err
 	}
@@ -281,10 +281,23 @@ func dsn(path string, o options, readOnly bool) string {
 	return b.String()
 }
 
-func checkWAL(ctx context.Context, db *sql.DB, path string) error {
+// checkWAL makes sure the database is in WAL mode. Opening a connection
+// switches it (the DSN's journal mode), and that can fail at once with
+// "database is locked", without SQLite's busy timeout, while another
+// process closes its last connection (which checkpoints and removes the
+// WAL): it is tried again for up to wait.
+func checkWAL(ctx context.Context, db *sql.DB, path string, wait time.Duration) error {
 	var mode string
-	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return fmt.Errorf("sqlite store %s: open: %w", path, err)
+	deadline := time.Now().Add(wait)
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 250*time.Millisecond) {
+		err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode)
+		if err == nil {
+			break
+		}
+		if !isLocked(err) || time.Now().Add(delay).After(deadline) {
+			return fmt.Errorf("sqlite store %s: open: %w", path, err)
+		}
+		time.Sleep(delay)
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("sqlite store %s: could not switch the database to WAL mode (journal_mode is %q) — is the file on a network file system?", path, mode)
