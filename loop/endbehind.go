@@ -65,6 +65,9 @@ func (r *Runner) endStarts(id string) chan struct{} {
 	return landed
 }
 
+// maxEndErrs bounds the failures kept for Sync; more are counted.
+const maxEndErrs = 100
+
 // endLanded ends what endStarts began, once the commit reported err; a
 // failure is kept for Sync.
 func (r *Runner) endLanded(id string, landed chan struct{}, err error) {
@@ -72,8 +75,10 @@ func (r *Runner) endLanded(id string, landed chan struct{}, err error) {
 	if r.endingIDs[id] == landed {
 		delete(r.endingIDs, id)
 	}
-	if err != nil {
+	if err != nil && len(r.endErrs) < maxEndErrs {
 		r.endErrs = append(r.endErrs, fmt.Errorf("%w; the log holds the session without these events: Resume finishes it once the store works", err))
+	} else if err != nil {
+		r.endErrsMore++
 	}
 	r.mu.Unlock()
 	close(landed)
@@ -124,7 +129,10 @@ func (r *Runner) Sync(ctx context.Context) error {
 		}
 		if landed == nil {
 			errs := r.endErrs
-			r.endErrs = nil
+			if r.endErrsMore > 0 {
+				errs = append(errs, fmt.Errorf("and %d more sessions whose last events were not saved (%w)", r.endErrsMore, ErrNotSaved))
+			}
+			r.endErrs, r.endErrsMore = nil, 0
 			r.mu.Unlock()
 			return errors.Join(errs...)
 		}

@@ -113,8 +113,9 @@ type Runner struct {
 	// are still committing (journaled, or under Config.EndBehind), each
 	// with a channel closed when the commit reports; endErrs the commits
 	// that failed, for Sync.
-	endingIDs map[string]chan struct{}
-	endErrs   []error
+	endingIDs   map[string]chan struct{}
+	endErrs     []error
+	endErrsMore int // failures past maxEndErrs, counted
 }
 
 // New checks the config and returns a Runner.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentloop/agentloop/loop"
 )
 
 // A journal holds the appends a session ended with (AppendJournaled) from
@@ -29,15 +31,19 @@ import (
 //
 // A record cut short by a crash fails its CRC: it and anything after it
 // are ignored (its write never returned, so no caller was told it was
-// durable). The file is emptied whenever every record in it has landed,
-// and rewritten without the records that landed when the database forgets
-// one of their sessions (Delete) — so that a commit from it after a crash
-// never brings back a deleted session — or when a commit from it failed:
-// the caller is told (Runner.Sync), and the session resumes from the log.
-// While the file holds journalMax bytes or more, appends are refused (the
-// caller then waits for the commit instead) until it is emptied.
+// durable). The file is emptied whenever every record in it has landed. A
+// record whose commit failed stays, and so does the file when the Store
+// closes: the next Open commits it. The file is rewritten without the
+// records that landed when this Store deletes one of their sessions, or
+// when a commit was refused because the log went on without it; a session
+// deleted through another Store leaves a tombstone (deleted_sessions) that
+// the next Open heeds — either way a commit from a journal after a crash
+// never brings back a deleted session. While the file holds journalMax
+// bytes or more, appends are refused (the caller then waits for the
+// commit instead) until it is emptied.
 //
-// Each journal is locked (flock) by the process that writes it; a journal
+// Each journal is made under a temporary name, locked (flock) and renamed
+// into place, and stays locked by the process that writes it: a journal
 // nobody holds is one whose process is gone.
 type journal struct {
 	path string
@@ -172,25 +178,31 @@ func (j *journal) write(session string, rec []byte) (*jrecord, error) {
 	return r, nil
 }
 
-// landed accounts for the commit of rec (the record write just returned)
-// having landed or failed. A failed one is taken out of the file: the
-// caller learns of the failure and the session resumes from the log, so it
-// must not be committed from the journal later.
-func (j *journal) landed(r *jrecord, failed bool) {
+// landed accounts for the commit of r (the record write returned) having
+// reported err. A record whose commit failed stays in the file, and the
+// file stays when the Store closes: the end is durable only there, and the
+// next Store to open the database commits it (skipping it if the session's
+// log went on meanwhile, resumed here). One refused because the log went
+// on without it (ErrSeqConflict) is taken out: it never will be committed.
+func (j *journal) landed(r *jrecord, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	r.landed = true
-	j.open--
 	if w := j.bySession[r.session]; w != nil {
 		if w.n--; w.n == 0 {
 			close(w.ch)
 			delete(j.bySession, r.session)
 		}
 	}
+	conflict := errors.Is(err, loop.ErrSeqConflict)
+	if err != nil && !conflict {
+		return // kept: the next Store to open the database commits it
+	}
+	r.landed = true
+	j.open--
 	switch {
 	case j.open == 0:
 		j.empty()
-	case failed:
+	case conflict:
 		j.rewrite()
 	}
 }
@@ -201,6 +213,9 @@ func (j *journal) landed(r *jrecord, failed bool) {
 func (j *journal) forget(session string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.broken != nil {
+		return fmt.Errorf("%w; delete the session again once this process's sessions have ended", j.broken) // the file may hold anything it held
+	}
 	for _, r := range j.recs {
 		if r.session == session && r.landed {
 			j.rewrite()
@@ -221,8 +236,8 @@ func (j *journal) pending(session string) <-chan struct{} {
 	return nil
 }
 
-// anyPending returns a channel closed once the records in flight now have
-// landed, or nil when none is.
+// anyPending returns channels closed once the records in flight now have
+// reported, none when none is.
 func (j *journal) anyPending() []<-chan struct{} {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -236,17 +251,21 @@ func (j *journal) anyPending() []<-chan struct{} {
 // empty truncates the file to its header: every record in it landed. mu
 // held.
 func (j *journal) empty() {
-	j.recs = j.recs[:0]
-	if j.size == int64(len(journalHeader)) || j.broken != nil {
+	if j.size == int64(len(journalHeader)) && j.broken == nil {
+		j.recs = j.recs[:0]
 		return
 	}
+	// A journal whose rewrite failed is emptied too: truncating needs no
+	// room on the disk, and it is whole again after.
 	if err := j.f.Truncate(int64(len(journalHeader))); err != nil {
-		// The records stay; they all landed, so a commit from them after
-		// a crash finds them stored and skips them. Rewriting makes room.
-		j.rewrite()
+		// The records stay, and the journal knows them: they all landed,
+		// so a commit from them after a crash finds them stored.
+		if j.broken == nil {
+			j.rewrite()
+		}
 		return
 	}
-	j.size = int64(len(journalHeader))
+	j.recs, j.size, j.broken = j.recs[:0], int64(len(journalHeader)), nil
 }
 
 // rewrite replaces the file by one holding only the records that have not
@@ -280,9 +299,9 @@ func (j *journal) rewrite() {
 	j.f, j.size = f, int64(buf.Len())
 }
 
-// close removes the journal, every record in it having landed (the writer
-// has stopped), or keeps it for the next Store to commit from when some did
-// not.
+// close removes the journal when every record in it landed (the writer
+// has stopped), or keeps it for the next Store to commit from when a
+// commit failed.
 func (j *journal) close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,9 +111,10 @@ func TestOpenCommitsADeadJournal(t *testing.T) {
 	}
 }
 
-// A journal that does not follow the log it belongs to (events missing in
-// between) is refused, with what to do; the database opens once it is
-// moved away.
+// A journal entry that does not follow its session's log (events missing
+// in between) is refused, with the session and what to do; the rest of the
+// journal is committed, and the database opens once the file is moved
+// away.
 func TestOpenRefusesAJournalWithAGap(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.db")
 	s := openStore(t, path)
@@ -121,15 +123,20 @@ func TestOpenRefusesAJournalWithAGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	dead := deadJournal(t, path, [][]loop.Event{a[5:]}, nil)
-	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), dead) || !strings.Contains(err.Error(), "move the file away") || !strings.Contains(err.Error(), "ends at event 3") {
+	b := storetest.FakeEvents("b", 1, 3)
+	dead := deadJournal(t, path, [][]loop.Event{a[5:], b}, nil)
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), dead) || !strings.Contains(err.Error(), "Move the file away") || !strings.Contains(err.Error(), "session a: events 6–8, but its log ends at event 3") {
 		t.Fatalf("Open with a journal that skips events: %v", err)
+	}
+	if _, err := os.Stat(dead); err != nil {
+		t.Fatalf("a journal holding events that could not be committed was not kept: %v", err)
 	}
 	if err := os.Rename(dead, filepath.Join(t.TempDir(), "kept")); err != nil {
 		t.Fatal(err)
 	}
 	s = openStore(t, path)
 	sameLog(t, s, "a", a[:3])
+	sameLog(t, s, "b", b) // committed by the Open that refused the rest
 	s.Close()
 }
 
@@ -190,17 +197,17 @@ func TestAppendJournaled(t *testing.T) {
 	}
 }
 
-// The journal keeps only what may still need committing: a session the
-// database forgets (Delete) takes its landed records out of the file, and
-// so does a failed commit (the caller learns of it; the session resumes
-// from the log, not from the journal).
-func TestJournalKeepsOnlyWhatMayNeedCommitting(t *testing.T) {
+// The journal keeps what may still need committing, and only that: a
+// session the database forgets (Delete) takes its landed records out of
+// the file, and so does a commit refused because the log went on without
+// it (a conflict); a commit that failed otherwise (a full disk) keeps its
+// record, and the file outlives the Store for the next one to commit from.
+func TestJournalKeepsWhatMayNeedCommitting(t *testing.T) {
 	dir := t.TempDir()
 	j, err := openJournal(filepath.Join(dir, "j.db"))
 	if err != nil {
 		t.Skip(err)
 	}
-	defer j.close()
 	rec := func(id string) *jrecord {
 		r, err := j.write(id, journalRecord(t, storetest.FakeEvents(id, 1, 3)))
 		if err != nil {
@@ -208,7 +215,7 @@ func TestJournalKeepsOnlyWhatMayNeedCommitting(t *testing.T) {
 		}
 		return r
 	}
-	inFile := func() []string {
+	inFile := func() string {
 		b, err := os.ReadFile(j.path)
 		if err != nil {
 			t.Fatal(err)
@@ -221,17 +228,17 @@ func TestJournalKeepsOnlyWhatMayNeedCommitting(t *testing.T) {
 		for _, e := range es {
 			ids = append(ids, e.session)
 		}
-		return ids
+		return strings.Join(ids, ",")
 	}
 	x, y := rec("x"), rec("y")
-	j.landed(x, false)
-	if got := inFile(); strings.Join(got, ",") != "x,y" {
+	j.landed(x, nil)
+	if got := inFile(); got != "x,y" {
 		t.Fatalf("after x landed, y not: %v", got)
 	}
 	if err := j.forget("x"); err != nil {
 		t.Fatal(err)
 	}
-	if got := inFile(); strings.Join(got, ",") != "y" {
+	if got := inFile(); got != "y" {
 		t.Fatalf("after x was forgotten: %v", got)
 	}
 	wait := j.pending("y")
@@ -239,18 +246,57 @@ func TestJournalKeepsOnlyWhatMayNeedCommitting(t *testing.T) {
 		t.Fatal("pending: want y only")
 	}
 	z := rec("z")
-	j.landed(y, true)
-	if got := inFile(); strings.Join(got, ",") != "z" {
-		t.Fatalf("after y's commit failed: %v", got)
+	j.landed(y, fmt.Errorf("session y: %w", loop.ErrSeqConflict))
+	if got := inFile(); got != "z" {
+		t.Fatalf("after y's commit was refused as a conflict: %v", got)
 	}
 	select {
 	case <-wait:
 	default:
 		t.Fatal("y's waiters not released")
 	}
-	j.landed(z, false)
+	w := rec("w")
+	j.landed(z, errors.New("disk full"))
+	j.landed(w, nil)
+	if got := inFile(); got != "z,w" || j.pending("z") != nil {
+		t.Fatalf("after z's commit failed and w's landed: %v (z still pending: %v)", got, j.pending("z") != nil)
+	}
+	if err := j.close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(j.path); err != nil {
+		t.Fatalf("a journal holding a failed commit's record did not outlive its Store: %v", err)
+	}
+}
+
+// With every record landed, the journal is emptied, and removed with its
+// Store.
+func TestJournalEmptiedWhenAllLanded(t *testing.T) {
+	j, err := openJournal(filepath.Join(t.TempDir(), "j.db"))
+	if err != nil {
+		t.Skip(err)
+	}
+	var recs []*jrecord
+	for _, id := range []string{"a", "b"} {
+		r, err := j.write(id, journalRecord(t, storetest.FakeEvents(id, 1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	j.landed(recs[0], nil)
+	if b, _ := os.ReadFile(j.path); string(b) == journalHeader {
+		t.Fatal("emptied with b in flight")
+	}
+	j.landed(recs[1], nil)
 	if b, _ := os.ReadFile(j.path); string(b) != journalHeader || len(j.recs) != 0 {
 		t.Fatalf("after every record landed: %q", b)
+	}
+	if err := j.close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(j.path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("an empty journal outlived its Store: %v", err)
 	}
 }
 
@@ -298,5 +344,40 @@ func TestOpenRemovesTemporaryLitter(t *testing.T) {
 	}
 	if j := journals(t, path); len(j) != 1 || j[0] != s.j.path {
 		t.Fatalf("journals: %v (own %s)", j, s.j.path)
+	}
+}
+
+// A session deleted through another Store is not brought back by the
+// journal of a process that died holding its end: Delete leaves a
+// tombstone, the next Open skips the session's entries, and forgets the
+// tombstones once no other process's journal is left.
+func TestDeletedSessionStaysDeleted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	s := openStore(t, path)
+	a, c := storetest.FakeEvents("a", 1, 5), storetest.FakeEvents("c", 1, 5)
+	for _, evs := range [][]loop.Event{a, c[:3]} {
+		if err := s.Append(t.Context(), evs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"a", "c"} {
+		if err := s.Delete(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	// The dead process's journal: a's whole log (landed before the
+	// delete), c's end.
+	deadJournal(t, path, [][]loop.Event{a, c[3:]}, nil)
+	s = openStore(t, path)
+	defer s.Close()
+	for _, id := range []string{"a", "c"} {
+		if _, err := s.Load(t.Context(), id); !errors.Is(err, loop.ErrNotFound) {
+			t.Fatalf("deleted session %s after a dead journal was committed: %v", id, err)
+		}
+	}
+	var n int
+	if err := s.rdb.QueryRow(`SELECT count(*) FROM deleted_sessions`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("tombstones left with no journal of another process: %d %v", n, err)
 	}
 }

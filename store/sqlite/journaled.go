@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentloop/agentloop/loop"
@@ -34,7 +35,7 @@ func (s *Store) AppendJournaled(ctx context.Context, events []loop.Event, done f
 	}
 	var rec *jrecord // set before the request is queued
 	q, err := appendq.New(context.WithoutCancel(ctx), events, false, 0, nil, func(err error) {
-		s.j.landed(rec, err != nil)
+		s.j.landed(rec, err)
 		done(err)
 	})
 	if err != nil {
@@ -123,15 +124,40 @@ func (s *Store) commitJournals(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: look for session-end journals: %w", s.path, err)
 	}
+	live := 0
 	for _, p := range paths {
-		if err := s.commitJournal(ctx, p); err != nil {
+		alive, err := s.commitJournal(ctx, p)
+		if err != nil {
 			return err
+		}
+		if alive {
+			live++
 		}
 	}
 	for _, p := range tmps {
 		removeLitter(p)
 	}
+	if live == 0 {
+		return s.forgetDeleted(ctx)
+	}
 	return nil
+}
+
+// forgetDeleted empties the tombstones of deleted sessions (schema 9) once
+// no journal of another process is left that could hold one of them.
+func (s *Store) forgetDeleted(ctx context.Context) error {
+	var any int
+	err := s.rdb.QueryRowContext(ctx, `SELECT 1 FROM deleted_sessions LIMIT 1`).Scan(&any)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return s.readErr("read the deleted sessions", err)
+	}
+	return s.exec(ctx, "forget deleted sessions", func(ctx context.Context, w *writer) error {
+		_, err := w.conn.ExecContext(ctx, `DELETE FROM deleted_sessions`)
+		return err
+	})
 }
 
 // removeLitter removes a journal's temporary file that a crash left: one
@@ -148,70 +174,99 @@ func removeLitter(p string) {
 	os.Remove(p)
 }
 
-func (s *Store) commitJournal(ctx context.Context, p string) error {
+// commitJournal commits the journal at p unless its process is alive.
+func (s *Store) commitJournal(ctx context.Context, p string) (alive bool, err error) {
 	f, err := os.OpenFile(p, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("sqlite store %s: open the session-end journal %s: %w", s.path, p, err)
+		return false, fmt.Errorf("sqlite store %s: open the session-end journal %s: %w", s.path, p, err)
 	}
 	defer f.Close()
 	if lockFile(f) != nil {
-		return nil // its process is alive
+		return true, nil
 	}
 	// The lock is on the file opened; the name may have been given to
 	// another (a journal rewritten) since.
 	if fi, err := f.Stat(); err != nil {
-		return nil
+		return false, nil
 	} else if now, err := os.Stat(p); err != nil || !os.SameFile(fi, now) {
-		return nil
+		return true, nil
 	}
 	b, err := io.ReadAll(f)
 	if err != nil {
-		return fmt.Errorf("sqlite store %s: read the session-end journal %s: %w", s.path, p, err)
+		return false, fmt.Errorf("sqlite store %s: read the session-end journal %s: %w", s.path, p, err)
 	}
 	entries, err := readJournal(b)
 	if err != nil {
-		return fmt.Errorf("sqlite store %s: %s: %w; move the file away to open the database without it", s.path, p, err)
+		return false, fmt.Errorf("sqlite store %s: %s: %w; move the file away to open the database without it", s.path, p, err)
 	}
+	var unfit []string
 	for _, e := range entries {
-		if err := s.commitEntry(ctx, p, e); err != nil {
-			return err
+		why, err := s.commitEntry(ctx, p, e)
+		if err != nil {
+			return false, err
+		}
+		if why != "" {
+			unfit = append(unfit, why)
 		}
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("sqlite store %s: remove the session-end journal %s: %w", s.path, p, err)
+	if len(unfit) > 0 {
+		// Kept, as the only copy of those events; everything else in it is
+		// committed, and skipped when it is read again.
+		return false, fmt.Errorf("sqlite store %s: the session-end journal %s holds events that do not follow their sessions' logs (%s); the rest of it is committed. Move the file away to open the database without them: those sessions resume from their logs", s.path, p, strings.Join(unfit, "; "))
 	}
-	return nil
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("sqlite store %s: remove the session-end journal %s: %w", s.path, p, err)
+	}
+	return false, nil
 }
 
 // commitEntry appends what e holds unless the session's log has it already
-// (or went on without it).
-func (s *Store) commitEntry(ctx context.Context, p string, e jentry) error {
+// (or went on without it), or the session was deleted. why says why e
+// could not be committed (its events do not follow the log, or cannot be
+// read); err is a failure of the database.
+func (s *Store) commitEntry(ctx context.Context, p string, e jentry) (why string, err error) {
 	var last int64
-	err := s.rdb.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, e.session).Scan(&last)
+	err = s.rdb.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, e.session).Scan(&last)
+	exists := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return s.readErr("commit the session-end journal "+p, err)
+		return "", s.readErr("commit the session-end journal "+p, err)
 	}
 	if last >= e.first {
-		return nil
-	}
-	if last != e.first-1 {
-		return fmt.Errorf("sqlite store %s: the session-end journal %s holds events %d–%d of session %s, but its log ends at event %d; move the file away to open the database without it", s.path, p, e.first, e.first+int64(e.count)-1, e.session, last)
+		return "", nil
 	}
 	events := make([]loop.Event, 0, e.count)
 	b := e.frames
 	for seq := e.first; seq < e.first+int64(e.count); seq++ {
 		ev, rest, err := s.decodeFrame(e.session, seq, b)
 		if err != nil {
-			return fmt.Errorf("%w (in the session-end journal %s)", err, p)
+			return fmt.Sprintf("session %s: %v", e.session, err), nil
 		}
 		events = append(events, ev)
 		b = rest
 	}
-	if err := s.Append(ctx, events...); err != nil {
-		return fmt.Errorf("sqlite store %s: commit the session-end journal %s: %w", s.path, p, err)
+	if !exists {
+		// Deleted since (Delete left a tombstone): the session started at
+		// this time when the journal holds its start, else any of that ID.
+		q, args := `SELECT 1 FROM deleted_sessions WHERE id = ? LIMIT 1`, []any{e.session}
+		if e.first == 1 {
+			q, args = `SELECT 1 FROM deleted_sessions WHERE id = ? AND created_at = ?`, []any{e.session, encodeTime(events[0].Time)}
+		}
+		var one int
+		switch err := s.rdb.QueryRowContext(ctx, q, args...).Scan(&one); {
+		case err == nil:
+			return "", nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return "", s.readErr("commit the session-end journal "+p, err)
+		}
 	}
-	return nil
+	if last != e.first-1 {
+		return fmt.Sprintf("session %s: events %d–%d, but its log ends at event %d", e.session, e.first, e.first+int64(e.count)-1, last), nil
+	}
+	if err := s.Append(ctx, events...); err != nil {
+		return "", fmt.Errorf("sqlite store %s: commit the session-end journal %s: %w", s.path, p, err)
+	}
+	return "", nil
 }

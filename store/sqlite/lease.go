@@ -206,6 +206,11 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 			}
 		}
 		delete(w.cache, id)
+		// A tombstone first: a journal of another process may hold the
+		// session's end (see journal.go).
+		if _, err := w.conn.ExecContext(ctx, `INSERT OR IGNORE INTO deleted_sessions (id, created_at) SELECT id, created_at FROM sessions WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("sqlite store %s: delete session %s: %w", s.path, id, err)
+		}
 		res, err := w.conn.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id) // events go with it (ON DELETE CASCADE)
 		if err != nil {
 			return fmt.Errorf("sqlite store %s: delete session %s: %w", s.path, id, err)

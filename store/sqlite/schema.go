@@ -137,10 +137,20 @@ CREATE INDEX sessions_tenant_newest ON sessions (tenant, created_at DESC, id DES
 DROP INDEX sessions_workspace;
 CREATE INDEX sessions_workspace ON sessions (workspace) WHERE workspace <> '';
 `,
+	// 9: the sessions Delete removed, so that a session-end journal a
+	// process left when it died never brings one back (see journal.go).
+	// Emptied by an Open that finds no journal of another process.
+	`
+CREATE TABLE deleted_sessions (
+	id         TEXT    NOT NULL,
+	created_at INTEGER NOT NULL, -- the session's, Unix nanoseconds
+	PRIMARY KEY (id, created_at)
+) WITHOUT ROWID;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // migrate brings the database to SchemaVersion, one transaction per step,
 // and refuses a database from a newer build. The version is read inside a

@@ -61,11 +61,7 @@ func New(ctx context.Context, events []loop.Event, fenced bool, token int64, don
 	return r, nil
 }
 
-// Encode fills Data now, on the caller's goroutine, for a request whose
-// encoded payloads the caller needs before the writer takes it.
-func (r *Request) Encode() error { return r.encode() }
-
-// encode fills Data, once. The payloads are encoded one after another
+// encode fills Data, once (a caller may have filled it already). The payloads are encoded one after another
 // into one buffer, and Data slices it: one allocation for a request's
 // payloads rather than one each.
 func (r *Request) encode() error {
