@@ -99,17 +99,24 @@ var (
 func openJournal(dbPath string) (*journal, error) {
 	id := strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	name := dbPath + journalSuffix + id
-	f, err := lockedFile(dbPath+tmpSuffix+id, name, []byte(journalHeader))
+	// Whoever may open the database may read its journals (another
+	// process commits this one should this one die).
+	perm := os.FileMode(0o644)
+	if fi, err := os.Stat(dbPath); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	f, err := lockedFile(dbPath+tmpSuffix+id, name, []byte(journalHeader), perm)
 	if err != nil {
 		return nil, fmt.Errorf("create the session-end journal %s: %w", name, err)
 	}
 	return &journal{path: name, tmp: dbPath + tmpSuffix + id, f: f, size: int64(len(journalHeader)), bySession: map[string]*jwait{}}, nil
 }
 
-// lockedFile writes content to a new file at tmp, locks it and renames it
-// to name (replacing what is there), and returns it open and locked.
-func lockedFile(tmp, name string, content []byte) (*os.File, error) {
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+// lockedFile writes content to a new file at tmp (mode perm), locks it and
+// renames it to name (replacing what is there), and returns it open and
+// locked.
+func lockedFile(tmp, name string, content []byte, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +293,11 @@ func (j *journal) rewrite() {
 	}
 	clear(j.recs[len(keep):])
 	j.recs = keep
-	f, err := lockedFile(j.tmp, j.path, buf.Bytes())
+	perm := os.FileMode(0o644)
+	if fi, err := j.f.Stat(); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	f, err := lockedFile(j.tmp, j.path, buf.Bytes(), perm)
 	if err != nil {
 		// The old file stays, with records that landed: a commit from it
 		// after a crash skips what is stored, but could bring back a

@@ -171,6 +171,12 @@ func TestAppendJournaled(t *testing.T) {
 	if s.j == nil {
 		t.Skip("no journal on this platform")
 	}
+	// Whoever may open the database may read the journal.
+	if jf, err := os.Stat(s.j.path); err != nil {
+		t.Fatal(err)
+	} else if df, err := os.Stat(path); err != nil || jf.Mode().Perm() != df.Mode().Perm() {
+		t.Fatalf("journal mode %v, database %v (%v)", jf.Mode().Perm(), df.Mode().Perm(), err)
+	}
 	a := storetest.FakeEvents("a", 1, 5)
 	done := make(chan error, 1)
 	if err := s.AppendJournaled(t.Context(), a, func(err error) { done <- err }); err != nil {

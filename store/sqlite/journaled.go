@@ -176,7 +176,7 @@ func removeLitter(p string) {
 
 // commitJournal commits the journal at p unless its process is alive.
 func (s *Store) commitJournal(ctx context.Context, p string) (alive bool, err error) {
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	f, err := os.Open(p) // reading and locking it need no more: it is removed, not written
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
