@@ -387,3 +387,21 @@ func TestDeletedSessionStaysDeleted(t *testing.T) {
 		t.Fatalf("tombstones left with no journal of another process: %d %v", n, err)
 	}
 }
+
+// WithoutEndJournal keeps none: no file, and AppendJournaled refuses, so
+// the runner commits a session's end before it returns.
+func TestWithoutEndJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	s, err := Open(path, WithoutEndJournal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if j := journals(t, path); len(j) != 0 {
+		t.Fatalf("journals: %v", j)
+	}
+	called := false
+	if err := s.AppendJournaled(t.Context(), storetest.FakeEvents("a", 1, 2), func(error) { called = true }); !errors.Is(err, errNoJournal) || called {
+		t.Fatalf("AppendJournaled without a journal: %v (done called: %v)", err, called)
+	}
+}

@@ -76,6 +76,7 @@ type options struct {
 	cacheSize   int
 	readOnly    bool
 	interval    time.Duration
+	noJournal   bool
 }
 
 // Option configures Open.
@@ -103,6 +104,12 @@ func WithReadConns(n int) Option { return func(o *options) { o.readConns = max(1
 // another process before failing (default 10s). Within one process the
 // writer and readers never wait on each other.
 func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
+
+// WithoutEndJournal keeps no session-end journal (see AppendJournaled): a
+// session's end is committed before Run returns, as on other stores, so
+// that another process reading the database right after sees it — at the
+// cost of that commit on every session's way.
+func WithoutEndJournal() Option { return func(o *options) { o.noJournal = true } }
 
 // ReadOnly opens the database for reading only — a file or directory this
 // process may not write: everything can be read, every write fails with
@@ -194,7 +201,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 	go s.run()
 	// Without a journal (the platform cannot lock one), sessions wait for
 	// their ends' commits.
-	s.j, _ = openJournal(path)
+	if !o.noJournal {
+		s.j, _ = openJournal(path)
+	}
 	if err := s.commitJournals(ctx); err != nil {
 		s.Close()
 		return nil, err
