@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,7 +48,8 @@ import (
 // nobody holds is one whose process is gone.
 type journal struct {
 	path string
-	tmp  string // where it is rewritten before being renamed over path
+	tmp  string      // where it is rewritten before being renamed over path
+	perm os.FileMode // the database file's: whoever may open it may read this
 	f    *os.File
 
 	mu   sync.Mutex
@@ -98,18 +100,18 @@ var (
 // and locks it.
 func openJournal(dbPath string) (*journal, error) {
 	id := strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	name := dbPath + journalSuffix + id
+	j := &journal{path: dbPath + journalSuffix + id, tmp: dbPath + tmpSuffix + id, perm: 0o644, size: int64(len(journalHeader)), bySession: map[string]*jwait{}}
 	// Whoever may open the database may read its journals (another
 	// process commits this one should this one die).
-	perm := os.FileMode(0o644)
 	if fi, err := os.Stat(dbPath); err == nil {
-		perm = fi.Mode().Perm()
+		j.perm = fi.Mode().Perm()
 	}
-	f, err := lockedFile(dbPath+tmpSuffix+id, name, []byte(journalHeader), perm)
+	f, err := lockedFile(j.tmp, j.path, []byte(journalHeader), j.perm)
 	if err != nil {
-		return nil, fmt.Errorf("create the session-end journal %s: %w", name, err)
+		return nil, fmt.Errorf("create the session-end journal %s: %w", j.path, err)
 	}
-	return &journal{path: name, tmp: dbPath + tmpSuffix + id, f: f, size: int64(len(journalHeader)), bySession: map[string]*jwait{}}, nil
+	j.f = f
+	return j, nil
 }
 
 // lockedFile writes content to a new file at tmp (mode perm), locks it and
@@ -133,28 +135,36 @@ func lockedFile(tmp, name string, content []byte, perm os.FileMode) (*os.File, e
 	return f, nil
 }
 
-// startRecord begins the record of one session's append of count events
-// from seq first, in b (emptied); its frames are appended to what it
-// returns, and sealRecord finishes it.
-func startRecord(b []byte, session string, first int64, count int) []byte {
-	b = append(b[:0], 0, 0, 0, 0, 0, 0, 0, 0, 'b') // length and CRC, then the body
-	b = binary.AppendUvarint(b, uint64(len(session)))
-	b = append(b, session...)
-	b = binary.AppendUvarint(b, uint64(first))
-	return binary.AppendUvarint(b, uint64(count))
-}
-
-// sealRecord fills in the length and CRC of a record startRecord began.
-func sealRecord(rec []byte) []byte {
+// journalRecord encodes one session's events (in order, from seq
+// events[0].Seq) as a journal record, and returns with it each event's
+// payload: the bytes of the record that hold it, which the commit writes
+// too (the request's Data), so that nothing is encoded twice.
+func journalRecord(events []loop.Event) (rec []byte, payloads [][]byte, err error) {
+	id := events[0].SessionID
+	rec = make([]byte, 8, 72+len(id)+140*len(events)) // length and CRC, then the body
+	rec = append(rec, 'b')
+	rec = binary.AppendUvarint(rec, uint64(len(id)))
+	rec = append(rec, id...)
+	rec = binary.AppendUvarint(rec, uint64(events[0].Seq))
+	rec = binary.AppendUvarint(rec, uint64(len(events)))
+	var payload []byte
+	spans := make([][2]int, len(events))
+	for i, e := range events {
+		if payload, err = e.AppendData(payload[:0]); err != nil {
+			return nil, nil, err
+		}
+		rec = appendFrame(rec, string(e.Type), e.Version, encodeTime(e.Time), payload)
+		end := len(rec) - 1 // the frame's closing newline follows its payload
+		spans[i] = [2]int{end - len(payload), end}
+	}
 	body := rec[8:]
 	binary.LittleEndian.PutUint32(rec[0:4], uint32(len(body)))
 	binary.LittleEndian.PutUint32(rec[4:8], crc32.Checksum(body, crcTable))
-	return rec
-}
-
-// encodeRecord builds the record of one session's append from its frames.
-func encodeRecord(session string, first int64, count int, frames []byte) []byte {
-	return sealRecord(append(startRecord(nil, session, first, count), frames...))
+	payloads = make([][]byte, len(events))
+	for i, sp := range spans { // rec may have moved while it grew
+		payloads[i] = rec[sp[0]:sp[1]:sp[1]]
+	}
+	return rec, payloads, nil
 }
 
 // write appends a record of session's and returns once it is in the file.
@@ -220,37 +230,26 @@ func (j *journal) landed(r *jrecord, err error) {
 func (j *journal) forget(session string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.broken == nil && slices.ContainsFunc(j.recs, func(r *jrecord) bool { return r.session == session && r.landed }) {
+		j.rewrite()
+	}
 	if j.broken != nil {
-		return fmt.Errorf("%w; delete the session again once this process's sessions have ended", j.broken) // the file may hold anything it held
-	}
-	for _, r := range j.recs {
-		if r.session == session && r.landed {
-			j.rewrite()
-			return j.broken
-		}
+		// The file may still hold the session's end.
+		return fmt.Errorf("%w; delete the session again once this process's sessions have ended (the journal is emptied then)", j.broken)
 	}
 	return nil
 }
 
-// pending returns a channel closed once every record of session written so
-// far has landed, or nil when none is in flight.
-func (j *journal) pending(session string) <-chan struct{} {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if w := j.bySession[session]; w != nil {
-		return w.ch
-	}
-	return nil
-}
-
-// anyPending returns channels closed once the records in flight now have
-// reported, none when none is.
-func (j *journal) anyPending() []<-chan struct{} {
+// inFlight returns channels closed once the records in flight now have
+// reported: those of session, or of every session when session is "".
+func (j *journal) inFlight(session string) []<-chan struct{} {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var chs []<-chan struct{}
-	for _, w := range j.bySession {
-		chs = append(chs, w.ch)
+	for id, w := range j.bySession {
+		if session == "" || id == session {
+			chs = append(chs, w.ch)
+		}
 	}
 	return chs
 }
@@ -259,7 +258,7 @@ func (j *journal) anyPending() []<-chan struct{} {
 // held.
 func (j *journal) empty() {
 	if j.size == int64(len(journalHeader)) && j.broken == nil {
-		j.recs = j.recs[:0]
+		j.forgetRecs()
 		return
 	}
 	// A journal whose rewrite failed is emptied too: truncating needs no
@@ -272,7 +271,15 @@ func (j *journal) empty() {
 		}
 		return
 	}
-	j.recs, j.size, j.broken = j.recs[:0], int64(len(journalHeader)), nil
+	j.forgetRecs()
+	j.size, j.broken = int64(len(journalHeader)), nil
+}
+
+// forgetRecs drops the records (the file no longer holds any), and with
+// them their bytes. mu held.
+func (j *journal) forgetRecs() {
+	clear(j.recs)
+	j.recs = j.recs[:0]
 }
 
 // rewrite replaces the file by one holding only the records that have not
@@ -293,11 +300,7 @@ func (j *journal) rewrite() {
 	}
 	clear(j.recs[len(keep):])
 	j.recs = keep
-	perm := os.FileMode(0o644)
-	if fi, err := j.f.Stat(); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	f, err := lockedFile(j.tmp, j.path, buf.Bytes(), perm)
+	f, err := lockedFile(j.tmp, j.path, buf.Bytes(), j.perm)
 	if err != nil {
 		// The old file stays, with records that landed: a commit from it
 		// after a crash skips what is stored, but could bring back a

@@ -20,7 +20,7 @@ func deadJournal(t *testing.T, dbPath string, appends [][]loop.Event, tail []byt
 	name := dbPath + journalSuffix + "1-dead"
 	b := []byte(journalHeader)
 	for _, evs := range appends {
-		b = append(b, journalRecord(t, evs)...)
+		b = append(b, recordOf(t, evs)...)
 	}
 	if err := os.WriteFile(name, append(b, tail...), 0o600); err != nil {
 		t.Fatal(err)
@@ -28,17 +28,13 @@ func deadJournal(t *testing.T, dbPath string, appends [][]loop.Event, tail []byt
 	return name
 }
 
-func journalRecord(t *testing.T, evs []loop.Event) []byte {
+func recordOf(t *testing.T, evs []loop.Event) []byte {
 	t.Helper()
-	var frames []byte
-	for _, e := range evs {
-		payload, err := e.AppendData(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		frames = appendFrame(frames, string(e.Type), e.Version, encodeTime(e.Time), payload)
+	rec, _, err := journalRecord(evs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return encodeRecord(evs[0].SessionID, evs[0].Seq, len(evs), frames)
+	return rec
 }
 
 // openStore opens the store at path, failing the test if it cannot.
@@ -94,7 +90,7 @@ func TestOpenCommitsADeadJournal(t *testing.T) {
 	if j := journals(t, path); len(j) != 0 {
 		t.Fatalf("a closed store left journals: %v", j)
 	}
-	torn := journalRecord(t, b[4:])
+	torn := recordOf(t, b[4:])
 	dead := deadJournal(t, path, [][]loop.Event{a[:3], a[3:], b[:4]}, torn[:len(torn)-1])
 
 	s = openStore(t, path)
@@ -112,9 +108,9 @@ func TestOpenCommitsADeadJournal(t *testing.T) {
 }
 
 // A journal entry that does not follow its session's log (events missing
-// in between) is refused, with the session and what to do; the rest of the
-// journal is committed, and the database opens once the file is moved
-// away.
+// in between) or cannot be read is refused, with the session and what to
+// do; the rest of the journal is committed, and the database opens once
+// the file is moved away.
 func TestOpenRefusesAJournalWithAGap(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j.db")
 	s := openStore(t, path)
@@ -123,9 +119,12 @@ func TestOpenRefusesAJournalWithAGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	b := storetest.FakeEvents("b", 1, 3)
-	dead := deadJournal(t, path, [][]loop.Event{a[5:], b}, nil)
-	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), dead) || !strings.Contains(err.Error(), "Move the file away") || !strings.Contains(err.Error(), "session a: events 6–8, but its log ends at event 3") {
+	b, d := storetest.FakeEvents("b", 1, 3), storetest.FakeEvents("d", 1, 2)
+	d[1].Type = "no.such.event" // written by a build that knows it
+	dead := deadJournal(t, path, [][]loop.Event{a[5:], d, b}, nil)
+	_, err := Open(path)
+	if err == nil || !strings.Contains(err.Error(), dead) || !strings.Contains(err.Error(), "Move the file away") ||
+		!strings.Contains(err.Error(), "session a: events 6–8, but its log ends at event 3") || !strings.Contains(err.Error(), "session d: event 2 cannot be read") {
 		t.Fatalf("Open with a journal that skips events: %v", err)
 	}
 	if _, err := os.Stat(dead); err != nil {
@@ -215,7 +214,7 @@ func TestJournalKeepsWhatMayNeedCommitting(t *testing.T) {
 		t.Skip(err)
 	}
 	rec := func(id string) *jrecord {
-		r, err := j.write(id, journalRecord(t, storetest.FakeEvents(id, 1, 3)))
+		r, err := j.write(id, recordOf(t, storetest.FakeEvents(id, 1, 3)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,8 +246,8 @@ func TestJournalKeepsWhatMayNeedCommitting(t *testing.T) {
 	if got := inFile(); got != "y" {
 		t.Fatalf("after x was forgotten: %v", got)
 	}
-	wait := j.pending("y")
-	if wait == nil || j.pending("x") != nil {
+	waits := j.inFlight("y")
+	if len(waits) != 1 || len(j.inFlight("x")) != 0 {
 		t.Fatal("pending: want y only")
 	}
 	z := rec("z")
@@ -257,15 +256,15 @@ func TestJournalKeepsWhatMayNeedCommitting(t *testing.T) {
 		t.Fatalf("after y's commit was refused as a conflict: %v", got)
 	}
 	select {
-	case <-wait:
+	case <-waits[0]:
 	default:
 		t.Fatal("y's waiters not released")
 	}
 	w := rec("w")
 	j.landed(z, errors.New("disk full"))
 	j.landed(w, nil)
-	if got := inFile(); got != "z,w" || j.pending("z") != nil {
-		t.Fatalf("after z's commit failed and w's landed: %v (z still pending: %v)", got, j.pending("z") != nil)
+	if got := inFile(); got != "z,w" || len(j.inFlight("")) != 0 {
+		t.Fatalf("after z's commit failed and w's landed: %v (still waited for: %d)", got, len(j.inFlight("")))
 	}
 	if err := j.close(); err != nil {
 		t.Fatal(err)
@@ -284,7 +283,7 @@ func TestJournalEmptiedWhenAllLanded(t *testing.T) {
 	}
 	var recs []*jrecord
 	for _, id := range []string{"a", "b"} {
-		r, err := j.write(id, journalRecord(t, storetest.FakeEvents(id, 1, 2)))
+		r, err := j.write(id, recordOf(t, storetest.FakeEvents(id, 1, 2)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -310,7 +309,11 @@ func TestJournalEmptiedWhenAllLanded(t *testing.T) {
 // whole records.
 func FuzzReadJournal(f *testing.F) {
 	f.Add([]byte(journalHeader))
-	f.Add(append([]byte(journalHeader), encodeRecord("s", 1, 1, appendFrame(nil, "session.started", 1, 5, []byte(`{}`)))...))
+	rec, _, err := journalRecord(storetest.FakeEvents("s", 1, 2))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(append([]byte(journalHeader), rec...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		es, err := readJournal(b)
 		if err != nil {
@@ -403,5 +406,38 @@ func TestWithoutEndJournal(t *testing.T) {
 	called := false
 	if err := s.AppendJournaled(t.Context(), storetest.FakeEvents("a", 1, 2), func(error) { called = true }); !errors.Is(err, errNoJournal) || called {
 		t.Fatalf("AppendJournaled without a journal: %v (done called: %v)", err, called)
+	}
+}
+
+// A journal that cannot be rewritten (here: its temporary name is taken)
+// refuses Delete's forgetting with what to do and takes no more records —
+// the runner then waits for commits — until every record has landed and
+// the file is emptied, which makes it whole again.
+func TestBrokenJournalRecoversWhenEmptied(t *testing.T) {
+	j, err := openJournal(filepath.Join(t.TempDir(), "j.db"))
+	if err != nil {
+		t.Skip(err)
+	}
+	defer j.close()
+	if err := os.Mkdir(j.tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := func(id string) (*jrecord, error) { return j.write(id, recordOf(t, storetest.FakeEvents(id, 1, 2))) }
+	x, _ := rec("x")
+	y, _ := rec("y")
+	j.landed(x, nil)
+	err = j.forget("x")
+	if err == nil || !strings.Contains(err.Error(), "rewrite the session-end journal") || !strings.Contains(err.Error(), "delete the session again once") {
+		t.Fatalf("forget with the journal unable to be rewritten: %v", err)
+	}
+	if _, err := rec("z"); err == nil {
+		t.Fatal("a broken journal took a record")
+	}
+	j.landed(y, nil)
+	if b, _ := os.ReadFile(j.path); string(b) != journalHeader {
+		t.Fatalf("after every record landed: %q", b)
+	}
+	if _, err := rec("w"); err != nil {
+		t.Fatalf("the emptied journal still refuses: %v", err)
 	}
 }

@@ -44,26 +44,12 @@ func (s *Store) AppendJournaled(ctx context.Context, events []loop.Event, done f
 	if q == nil || len(q.Runs) != 1 {
 		return errors.New("a journaled append holds events of one session")
 	}
-	// The record's frames hold each payload; the request's encoded
-	// payloads (Data) are those bytes, so the writer encodes nothing.
 	run := q.Runs[0]
-	body := startRecord(make([]byte, 0, 64+len(run.SessionID)+140*len(run.Events)), run.SessionID, run.First, len(run.Events))
-	var payload []byte
-	data := make([][]byte, len(run.Events))
-	spans := make([][2]int, len(run.Events))
-	for i, e := range run.Events {
-		if payload, err = e.AppendData(payload[:0]); err != nil {
-			return err
-		}
-		body = appendFrame(body, string(e.Type), e.Version, encodeTime(e.Time), payload)
-		end := len(body) - 1 // the frame's closing newline follows its payload
-		spans[i] = [2]int{end - len(payload), end}
+	body, payloads, err := journalRecord(run.Events)
+	if err != nil {
+		return err
 	}
-	body = sealRecord(body)
-	for i, sp := range spans { // body may have moved while it grew
-		data[i] = body[sp[0]:sp[1]:sp[1]]
-	}
-	q.Data = [][][]byte{data}
+	q.Data = [][][]byte{payloads}
 	// The journal is written and the request queued under the read lock
 	// Close takes for writing: both happen or neither.
 	s.mu.RLock()
@@ -78,31 +64,14 @@ func (s *Store) AppendJournaled(ctx context.Context, events []loop.Event, done f
 	return nil
 }
 
-// awaitJournaled waits until the journaled appends of session in flight
-// have landed, so that a read of the session that follows sees them.
+// awaitJournaled waits until the journaled appends in flight now have
+// landed — session's, or every session's when session is "" — so that a
+// read that follows sees them.
 func (s *Store) awaitJournaled(ctx context.Context, session string) error {
 	if s.j == nil {
 		return nil
 	}
-	ch := s.j.pending(session)
-	if ch == nil {
-		return nil
-	}
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// awaitAllJournaled waits until every journaled append in flight now has
-// landed.
-func (s *Store) awaitAllJournaled(ctx context.Context) error {
-	if s.j == nil {
-		return nil
-	}
-	for _, ch := range s.j.anyPending() {
+	for _, ch := range s.j.inFlight(session) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -215,7 +184,7 @@ func (s *Store) commitJournal(ctx context.Context, p string) (alive bool, err er
 	if len(unfit) > 0 {
 		// Kept, as the only copy of those events; everything else in it is
 		// committed, and skipped when it is read again.
-		return false, fmt.Errorf("sqlite store %s: the session-end journal %s holds events that do not follow their sessions' logs (%s); the rest of it is committed. Move the file away to open the database without them: those sessions resume from their logs", s.path, p, strings.Join(unfit, "; "))
+		return false, fmt.Errorf("sqlite store %s: the session-end journal %s holds events it cannot commit (%s); the rest of it is committed. Move the file away to open the database without them: those sessions resume from their logs", s.path, p, strings.Join(unfit, "; "))
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("sqlite store %s: remove the session-end journal %s: %w", s.path, p, err)
@@ -240,9 +209,13 @@ func (s *Store) commitEntry(ctx context.Context, p string, e jentry) (why string
 	events := make([]loop.Event, 0, e.count)
 	b := e.frames
 	for seq := e.first; seq < e.first+int64(e.count); seq++ {
-		ev, rest, err := s.decodeFrame(e.session, seq, b)
+		f, rest, err := nextFrame(b)
+		var ev loop.Event
+		if err == nil {
+			ev, err = loop.DecodeEvent(e.session, seq, loop.EventType(f.typ), f.version, decodeTime(f.at), f.payload)
+		}
 		if err != nil {
-			return fmt.Sprintf("session %s: %v", e.session, err), nil
+			return fmt.Sprintf("session %s: event %d cannot be read: %v", e.session, seq, err), nil
 		}
 		events = append(events, ev)
 		b = rest

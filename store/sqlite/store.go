@@ -449,22 +449,22 @@ func (s *Store) LoadAfter(ctx context.Context, sessionID string, after int64) ([
 		}
 		b := []byte(batch)
 		for seq := first; seq <= last; seq++ {
+			f, rest, err := nextFrame(b)
+			if err != nil {
+				return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d: %w", s.path, sessionID, seq, err)
+			}
+			b = rest
 			if seq <= after {
-				_, rest, err := nextFrame(b)
-				if err != nil {
-					return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d: %w", s.path, sessionID, seq, err)
-				}
-				b = rest
 				continue
 			}
 			if want := after + int64(len(events)) + 1; seq != want {
 				return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d where %d was expected", s.path, sessionID, seq, want)
 			}
-			e, rest, err := s.decodeFrame(sessionID, seq, b)
+			// DecodeEvent copies what it keeps, so the batch may be reused.
+			e, err := loop.DecodeEvent(sessionID, seq, loop.EventType(f.typ), f.version, decodeTime(f.at), f.payload)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("sqlite store %s: %w", s.path, err)
 			}
-			b = rest
 			events = append(events, e)
 		}
 		if len(b) != 0 {
@@ -486,21 +486,6 @@ func (s *Store) LoadAfter(ctx context.Context, sessionID string, after int64) ([
 		return []loop.Event{}, nil
 	}
 	return events, nil
-}
-
-// decodeFrame decodes the event framed at the start of b (see batch.go)
-// and returns the rest of b. DecodeEvent copies what it keeps, so b may be
-// reused.
-func (s *Store) decodeFrame(sessionID string, seq int64, b []byte) (loop.Event, []byte, error) {
-	f, rest, err := nextFrame(b)
-	if err != nil {
-		return loop.Event{}, nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d: %w", s.path, sessionID, seq, err)
-	}
-	e, err := loop.DecodeEvent(sessionID, seq, loop.EventType(f.typ), f.version, decodeTime(f.at), f.payload)
-	if err != nil {
-		return loop.Event{}, nil, fmt.Errorf("sqlite store %s: %w", s.path, err)
-	}
-	return e, rest, nil
 }
 
 // finished lists the statuses for which loop.Status.Finished is true; a
@@ -578,7 +563,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 	if s.isClosed.Load() {
 		return nil, fmt.Errorf("sqlite store %s: list: %w", s.path, store.ErrClosed)
 	}
-	if err := s.awaitAllJournaled(ctx); err != nil {
+	if err := s.awaitJournaled(ctx, ""); err != nil {
 		return nil, err
 	}
 	q, args := listSQL(f)
