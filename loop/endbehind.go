@@ -75,9 +75,11 @@ func (r *Runner) endLanded(id string, landed chan struct{}, err error) {
 	if r.endingIDs[id] == landed {
 		delete(r.endingIDs, id)
 	}
-	if err != nil && len(r.endErrs) < maxEndErrs {
+	switch {
+	case err == nil:
+	case len(r.endErrs) < maxEndErrs:
 		r.endErrs = append(r.endErrs, fmt.Errorf("%w; the log holds the session without these events: Resume finishes it once the store works", err))
-	} else if err != nil {
+	default:
 		r.endErrsMore++
 	}
 	r.mu.Unlock()
@@ -85,8 +87,8 @@ func (r *Runner) endLanded(id string, landed chan struct{}, err error) {
 }
 
 // awaitEnd waits until the last events of a session that ended here
-// behind its return (Config.EndBehind) are committed, so that what is read
-// from the log next includes them.
+// behind its return (journaled, or under Config.EndBehind) are committed,
+// so that what is read from the log next includes them.
 func (r *Runner) awaitEnd(ctx context.Context, id string) error {
 	r.mu.Lock()
 	landed := r.endingIDs[id]

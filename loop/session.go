@@ -56,8 +56,9 @@ func (s *Session) ID() string { return s.id }
 func (s *Session) Done() <-chan struct{} { return s.done }
 
 // Wait blocks until the session stops running and returns its final state.
-// The state must not be modified. Under Config.EndBehind the end of a
-// session that ended may still be committing: Runner.Sync waits for it.
+// The state must not be modified. The end of a session that ended may
+// still be committing (journaled, or under Config.EndBehind):
+// Runner.Sync waits for it.
 func (s *Session) Wait(ctx context.Context) (*State, error) {
 	select {
 	case <-s.done:

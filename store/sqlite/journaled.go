@@ -41,7 +41,10 @@ func (s *Store) AppendJournaled(ctx context.Context, events []loop.Event, done f
 	if err != nil {
 		return err
 	}
-	if q == nil || len(q.Runs) != 1 {
+	switch {
+	case q == nil:
+		return errors.New("no events to journal")
+	case len(q.Runs) != 1:
 		return errors.New("a journaled append holds events of one session")
 	}
 	run := q.Runs[0]
