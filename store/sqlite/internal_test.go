@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,4 +106,25 @@ func queryPlan(t *testing.T, s *Store, q string, args ...any) []string {
 		t.Fatal(err)
 	}
 	return plan
+}
+
+// whileLocked tries again while the database is locked by another process
+// (as opening it can be, at once, while another process closes it), and
+// not on any other failure.
+func TestWhileLocked(t *testing.T) {
+	locked := errors.New("database is locked (5) (SQLITE_BUSY)")
+	calls := 0
+	if err := whileLocked(func() error {
+		if calls++; calls < 3 {
+			return locked
+		}
+		return nil
+	}); err != nil || calls != 3 {
+		t.Fatalf("locked twice then free: %v after %d calls", err, calls)
+	}
+	other := errors.New("disk I/O error")
+	calls = 0
+	if err := whileLocked(func() error { calls++; return other }); err != other || calls != 1 {
+		t.Fatalf("another failure: %v after %d calls, want it at once", err, calls)
+	}
 }

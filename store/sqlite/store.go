@@ -153,7 +153,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
 	wdb.SetConnMaxIdleTime(0)
-	if err := checkWAL(ctx, wdb, path, o.busyTimeout); err != nil {
+	if err := checkWAL(ctx, wdb, path); err != nil {
 		wdb.Close()
 		return nil, err
 	}
@@ -294,19 +294,11 @@ func dsn(path string, o options, readOnly bool) string {
 // switches it (the DSN's journal mode), and that can fail at once with
 // "database is locked", without SQLite's busy timeout, while another
 // process closes its last connection (which checkpoints and removes the
-// WAL): it is tried again for up to wait.
-func checkWAL(ctx context.Context, db *sql.DB, path string, wait time.Duration) error {
+// WAL): it is tried again as writes are (whileLocked).
+func checkWAL(ctx context.Context, db *sql.DB, path string) error {
 	var mode string
-	deadline := time.Now().Add(wait)
-	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 250*time.Millisecond) {
-		err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode)
-		if err == nil {
-			break
-		}
-		if !isLocked(err) || time.Now().Add(delay).After(deadline) {
-			return fmt.Errorf("sqlite store %s: open: %w", path, err)
-		}
-		time.Sleep(delay)
+	if err := whileLocked(func() error { return db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode) }); err != nil {
+		return fmt.Errorf("sqlite store %s: open: %w", path, err)
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("sqlite store %s: could not switch the database to WAL mode (journal_mode is %q) — is the file on a network file system?", path, mode)

@@ -269,16 +269,22 @@ func (w *writer) begin(ctx context.Context) error {
 // runs, and the appends that follow are refused (begin) with the error
 // that tells people what happened and what to do.
 func (w *writer) beginTx(ctx context.Context) error {
-	for attempt, wait := 0, 50*time.Millisecond; ; attempt, wait = attempt+1, min(wait*2, 2*time.Second) {
-		_, err := w.beginSt.ExecContext(ctx)
-		if err == nil {
-			return nil
-		}
-		if attempt < lockedRetries && isLocked(err) {
-			time.Sleep(wait)
-			continue
-		}
+	if err := whileLocked(func() error { _, err := w.beginSt.ExecContext(ctx); return err }); err != nil {
 		return fmt.Errorf("sqlite store %s: begin transaction: %w", w.path, err)
+	}
+	return nil
+}
+
+// whileLocked runs f, and again with backoff while it fails because the
+// database is locked by another process (lockedRetries times: about 12 s
+// beyond each try's own busy timeout).
+func whileLocked(f func() error) error {
+	for attempt, wait := 0, 50*time.Millisecond; ; attempt, wait = attempt+1, min(wait*2, 2*time.Second) {
+		err := f()
+		if err == nil || attempt >= lockedRetries || !isLocked(err) {
+			return err
+		}
+		time.Sleep(wait)
 	}
 }
 
