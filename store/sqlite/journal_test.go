@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/storetest"
 )
 
@@ -439,5 +440,24 @@ func TestBrokenJournalRecoversWhenEmptied(t *testing.T) {
 	}
 	if _, err := rec("w"); err != nil {
 		t.Fatalf("the emptied journal still refuses: %v", err)
+	}
+}
+
+// A file named as a journal that is not one stops Open, saying which and
+// what to do; AppendJournaled on a closed store refuses, calling nothing.
+func TestJournalRefusals(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	s := openStore(t, path)
+	s.Close()
+	called := false
+	if err := s.AppendJournaled(t.Context(), storetest.FakeEvents("a", 1, 2), func(error) { called = true }); (s.j != nil && !errors.Is(err, store.ErrClosed)) || called {
+		t.Fatalf("AppendJournaled on a closed store: %v (done called: %v)", err, called)
+	}
+	odd := path + journalSuffix + "1-odd"
+	if err := os.WriteFile(odd, []byte("something else\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), odd) || !strings.Contains(err.Error(), "not a session-end journal") || !strings.Contains(err.Error(), "move the file away") {
+		t.Fatalf("Open with a file that is not a journal: %v", err)
 	}
 }
