@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/sandbox"
 	"github.com/agentloop/agentloop/tool"
 	"github.com/agentloop/agentloop/tool/workspace"
 )
@@ -58,6 +59,10 @@ type Config struct {
 	// MaxTrackedFiles bounds how many files are compared to detect what a
 	// command changed (default 20000).
 	MaxTrackedFiles int
+	// Sandbox confines every command (nil: unconfined). It needs the
+	// supervisor (Supervise in main); without one a command refuses to
+	// start rather than run unconfined.
+	Sandbox *sandbox.Policy
 }
 
 func (c Config) withDefaults() Config {
@@ -118,8 +123,8 @@ func (t *Tool) Spec() model.ToolSpec {
 			"Use it to build, run tests, and use tools such as git, go or npm. Each output stream is capped at %s, keeping its start and end. "+
 			"The command gets no input (stdin is empty), so use non-interactive flags. The default time limit is %s (at most %d seconds with timeout_seconds); "+
 			"on timeout the command and every process it started are stopped, and so are processes it leaves running in the background when it finishes. "+
-			"Only these environment variables are passed: %s.",
-			t.cfg.Shell, byteSize(t.cfg.MaxOutputBytes), seconds(t.cfg.Timeout), maxSecs, strings.Join(t.cfg.Env, ", ")),
+			"Only these environment variables are passed: %s.%s",
+			t.cfg.Shell, byteSize(t.cfg.MaxOutputBytes), seconds(t.cfg.Timeout), maxSecs, strings.Join(t.cfg.Env, ", "), t.sandboxNote()),
 		Parameters: json.RawMessage(fmt.Sprintf(`{
   "type": "object",
   "properties": {
@@ -131,6 +136,14 @@ func (t *Tool) Spec() model.ToolSpec {
   "additionalProperties": false
 }`, maxSecs, seconds(t.cfg.Timeout))),
 	}
+}
+
+// sandboxNote tells the model the sandbox's rules up front.
+func (t *Tool) sandboxNote() string {
+	if t.cfg.Sandbox == nil || !t.cfg.Sandbox.Confined() {
+		return ""
+	}
+	return " " + strings.TrimPrefix(t.cfg.Sandbox.Rules(), "[sandbox] ")
 }
 
 func byteSize(n int) string {
@@ -192,6 +205,12 @@ func (t *Tool) Call(ctx context.Context, raw json.RawMessage) (tool.Result, erro
 	r.maxTracked = t.cfg.MaxTrackedFiles
 
 	res := tool.Result{Output: r.format(), IsError: r.timedOut || r.exitCode != 0}
+	if res.IsError && t.cfg.Sandbox != nil {
+		// A refusal is an ordinary result that states the rule.
+		if line := t.cfg.Sandbox.Explain(r.stdout + "\n" + r.stderr); line != "" {
+			res.Output = strings.TrimRight(res.Output, "\n") + "\n" + line + "\n"
+		}
+	}
 	if r.cancelled {
 		return res, fmt.Errorf("execute_command was stopped before the command finished: %w", context.Cause(ctx))
 	}
@@ -210,9 +229,15 @@ func (t *Tool) run(ctx context.Context, command, dir string, timeout time.Durati
 		outW.Close()
 		return nil, err
 	}
-	cmd := commandFor(t.cfg.Shell, command)
+	cmd, err := Command(t.cfg.Sandbox, t.environ(), t.cfg.Shell, "-c", command)
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return nil, err
+	}
 	cmd.Dir = dir
-	cmd.Env = t.environ()
 	cmd.Stdout, cmd.Stderr = outW, errW // files, so Wait returns when the shell exits
 	cmd.SysProcAttr = sysProcAttr()
 	err = cmd.Start()

@@ -1,11 +1,14 @@
 package shell
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
 	"syscall"
+
+	"github.com/agentloop/agentloop/sandbox"
 )
 
 // Commands die with their owner. When the program calls Supervise first
@@ -49,6 +52,20 @@ func supervise(parent string, argv []string) int {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if enc, ok := os.LookupEnv(sandbox.EnvVar); ok {
+		// The policy confines this process and the command; a policy that
+		// cannot be applied stops the command (never runs it unconfined).
+		os.Unsetenv(sandbox.EnvVar)
+		cmd.Env = os.Environ()
+		p, err := sandbox.Decode(enc)
+		if err == nil {
+			err = p.Confine(cmd)
+		}
+		if err != nil {
+			os.Stderr.WriteString("agentloop sandbox: " + err.Error() + "\n")
+			return 126
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		os.Stderr.WriteString("cannot start " + argv[0] + ": " + err.Error() + "\n")
 		return 127
@@ -74,14 +91,37 @@ func supervise(parent string, argv []string) int {
 	}
 }
 
-// command builds the command that runs shell -c script: through the
-// supervisor when there is one.
-func commandFor(shellPath, script string) *exec.Cmd {
+// ErrNoSupervisor is returned when a sandboxed command is asked for in a
+// program that did not call Supervise: the sandbox is applied by the
+// supervisor, and without one the command would run unconfined.
+var ErrNoSupervisor = errors.New("the sandbox is applied by the command supervisor, and this program did not call shell.Supervise in main")
+
+// Command returns an unstarted command that runs argv through the
+// supervisor under policy (nil or backend none: unconfined, and then
+// without a supervisor too when there is none). env is the command's
+// environment; the caller sets Dir, output and SysProcAttr (Sandboxed
+// keeps Setpgid and Pdeathsig).
+func Command(policy *sandbox.Policy, env []string, argv ...string) (*exec.Cmd, error) {
+	confined := policy != nil && policy.Confined()
 	if supervisor == "" {
-		return exec.Command(shellPath, "-c", script)
+		if confined {
+			return nil, ErrNoSupervisor
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = env
+		return cmd, nil
 	}
-	return exec.Command(supervisor, superviseArg, strconv.Itoa(os.Getpid()), shellPath, "-c", script)
+	cmd := exec.Command(supervisor, append([]string{superviseArg, strconv.Itoa(os.Getpid())}, argv...)...)
+	cmd.Env = env
+	if confined {
+		cmd.Env = append(append([]string(nil), env...), sandbox.EnvVar+"="+policy.Encode())
+	}
+	return cmd, nil
 }
+
+// SysProcAttr is what a command started with Command needs: its own
+// process group, and its supervisor learns of this program's death.
+func SysProcAttr() *syscall.SysProcAttr { return sysProcAttr() }
 
 // sysProcAttr: the command (or its supervisor) leads a new process group;
 // the supervisor learns of the owner's death.
