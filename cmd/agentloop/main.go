@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/agentloop/agentloop/sandbox"
 	"github.com/agentloop/agentloop/tool/shell"
 )
 
@@ -38,6 +39,7 @@ func commands() []command {
 		{"worker", "run sessions on Temporal: agentloop worker --temporal HOST:PORT [--db …]", cmdWorker},
 		{"parse-toolcalls", "read model text on stdin and print the tool calls found in it", cmdParseToolCalls},
 		{"config", "check the config file: agentloop config check [FILE]", cmdConfig},
+		{"doctor", "report what works on this machine: the sandbox backends", cmdDoctor},
 		{"prompt", "print the default system prompt (--tokens: its token count)", cmdPrompt},
 		{"version", "print the version", cmdVersion},
 	}
@@ -46,6 +48,11 @@ func commands() []command {
 func main() {
 	shell.Supervise() // in a command's supervisor: runs it and exits
 	hideSecrets()
+	// Non-dumpable after the last exec (an exec makes a process dumpable
+	// again): a process of the same user, such as a command the agent
+	// runs, cannot read this one's memory or environment through /proc
+	// or ptrace it. The keys are in there.
+	_ = sandbox.SetNotDumpable()
 	os.Exit(mainArgs(os.Args[1:], os.Stdout, os.Stderr))
 }
 
