@@ -36,6 +36,10 @@ type checkpointer struct {
 	kick chan struct{}
 	stop chan struct{}
 	done chan struct{}
+	// betweenPasses, when set, runs after the PASSIVE pass of a checkpoint
+	// that goes on to RESTART: tests let the WAL change there, as commits
+	// and readers do meanwhile in use.
+	betweenPasses func()
 }
 
 // checkpointEvery is the most often the WAL is checkpointed under a steady
@@ -115,6 +119,9 @@ func (c *checkpointer) checkpoint() error {
 	log, err := c.run1("PASSIVE")
 	if err != nil || log < restartFrames {
 		return err
+	}
+	if c.betweenPasses != nil {
+		c.betweenPasses()
 	}
 	_, err = c.run1("RESTART")
 	return err

@@ -529,42 +529,6 @@ func TestWALIsCheckpointedWhileOpen(t *testing.T) {
 	}
 }
 
-// Under a steady stream of commits the WAL is started over now and then
-// rather than growing for as long as the store is open: commits keep
-// landing while a checkpoint copies, so without the RESTART checkpoint no
-// transaction ever begins on a fully copied WAL.
-func TestWALIsReusedUnderSteadyCommits(t *testing.T) {
-	path := tempPath(t)
-	s := open(t, path)
-	defer s.Close()
-	walSize := func() int64 {
-		fi, err := os.Stat(path + "-wal")
-		if err != nil {
-			return 0
-		}
-		return fi.Size()
-	}
-	// Commits of ten events, one after another, for eight checkpoint
-	// intervals. Each writes at least two pages (the session's row and the
-	// batch's), so without restarts the WAL would hold at least that much.
-	commits := 0
-	for i, end := 0, time.Now().Add(2*time.Second); time.Now().Before(end); i++ {
-		id := fmt.Sprintf("steady-%d", i)
-		for r := range int64(4) {
-			mustAppend(t, s, storetest.FakeEvents(id, 10*r+1, 10*r+10)...)
-			commits++
-		}
-	}
-	least := int64(commits) * 2 * 4096
-	wal := walSize()
-	t.Logf("%d commits, at least %d bytes of pages; the WAL is %d bytes", commits, least, wal)
-	// Started over, it holds about what one checkpoint interval wrote
-	// (measured: 57 MB of 412 after 2 s here; 412 MB without restarts).
-	if wal > least {
-		t.Fatalf("the WAL is %d bytes after %d commits that wrote at least %d: it was not started over", wal, commits, least)
-	}
-}
-
 // An append someone waits for never overtakes an append of its session
 // queued before it and not yet written — what a session does when it
 // saves what must be durable right after handing its earlier events to a
