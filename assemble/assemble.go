@@ -48,6 +48,10 @@ type Resolver struct {
 	// APIKey is the model API key; empty means the profile's api_key_env,
 	// else the provider's usual environment variable.
 	APIKey string
+	// BaseURL is the endpoint this process was given, credentials and
+	// all: a session whose recorded endpoint is this URL redacted
+	// (RedactURL) is sent here, so the log never holds the secret.
+	BaseURL string
 	// PromptTemplate is a system prompt template file for new sessions
 	// (the profile's system_prompt_file when empty).
 	PromptTemplate string

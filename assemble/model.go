@@ -49,6 +49,9 @@ func (r *Resolver) openModel(spec *loop.SessionStarted, prof *config.Profile, pl
 		return m, nil
 	}
 	opts := provider.Options{BaseURL: spec.Endpoint, APIKey: r.APIKey}
+	if r.BaseURL != "" && spec.Endpoint == RedactURL(r.BaseURL) {
+		opts.BaseURL = r.BaseURL
+	}
 	if opts.APIKey == "" && prof != nil && prof.APIKeyEnv != "" {
 		opts.APIKey = os.Getenv(prof.APIKeyEnv)
 	}

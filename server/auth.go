@@ -58,7 +58,7 @@ func hashKey(secret string) string {
 // or, on a server that does not require keys, the local caller.
 func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		caller, status, msg := s.callerFor(r)
+		caller, hash, status, msg := s.callerFor(r)
 		if status != 0 {
 			if status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="agentloop"`)
@@ -72,23 +72,31 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 		}
-		next(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)))
+		ctx := context.WithValue(r.Context(), callerKey{}, caller)
+		if hash != "" {
+			var release func()
+			ctx, release = s.live.hold(ctx, caller.Subject, hash)
+			defer release()
+		}
+		next(w, r.WithContext(ctx))
 	}
 }
 
-func (s *Server) callerFor(r *http.Request) (service.Caller, int, string) {
+// callerFor finds the caller and, for a key, its hash; a refusal is a
+// status and a message.
+func (s *Server) callerFor(r *http.Request) (c service.Caller, hash string, status int, msg string) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		if s.cfg.RequireKeys {
-			return service.Caller{}, http.StatusUnauthorized, "this server requires an API key: send Authorization: Bearer KEY (create one with agentloop keys create --tenant T --role operator)"
+			return service.Caller{}, "", http.StatusUnauthorized, "this server requires an API key: send Authorization: Bearer KEY (create one with agentloop keys create --tenant T --role operator)"
 		}
-		return service.Local("local"), 0, ""
+		return service.Local("local"), "", 0, ""
 	}
 	secret, ok := strings.CutPrefix(h, "Bearer ")
 	if !ok || s.cfg.Keys == nil {
-		return service.Caller{}, http.StatusUnauthorized, "the Authorization header must be Bearer KEY"
+		return service.Caller{}, "", http.StatusUnauthorized, "the Authorization header must be Bearer KEY"
 	}
-	hash := hashKey(strings.TrimSpace(secret))
+	hash = hashKey(strings.TrimSpace(secret))
 	k, err := s.cfg.Keys.KeyByHash(r.Context(), hash)
 	// Only hashes are stored and looked up; the comparison of the one found
 	// takes the same time wherever the two differ.
@@ -96,11 +104,11 @@ func (s *Server) callerFor(r *http.Request) (service.Caller, int, string) {
 		err = store.ErrNotFound
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return service.Caller{}, http.StatusUnauthorized, "unknown API key"
+		return service.Caller{}, "", http.StatusUnauthorized, "unknown API key"
 	}
 	if err != nil {
 		s.log.Error("reading API key", "err", err)
-		return service.Caller{}, http.StatusServiceUnavailable, "cannot check the API key now; try again"
+		return service.Caller{}, "", http.StatusServiceUnavailable, "cannot check the API key now; try again"
 	}
-	return service.Caller{Tenant: k.Tenant, Subject: k.ID, Scopes: roles[k.Role]}, 0, ""
+	return service.Caller{Tenant: k.Tenant, Subject: k.ID, Scopes: roles[k.Role]}, hash, 0, ""
 }

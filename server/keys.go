@@ -79,6 +79,7 @@ func (s *Server) deleteKey(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	s.live.revoked(id, "") // its open streams end now
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -68,6 +68,9 @@ type Config struct {
 	// Heartbeat is how often an idle event stream gets a comment line
 	// (default 15 s), so proxies keep it open and dead clients are found.
 	Heartbeat time.Duration
+	// Front is what the front door lets in beyond this server's own
+	// origin and loopback names (see front.go).
+	Front FrontDoor
 }
 
 // Defaults are the settings of sessions started over HTTP, unless the
@@ -101,6 +104,8 @@ type Server struct {
 	meters meters
 	limits keyLimiters
 	enc    encodings
+	front  *frontDoor
+	live   liveKeys
 }
 
 // New returns the API handler.
@@ -121,6 +126,13 @@ func New(cfg Config) *Server {
 	if err := s.instrument(); err != nil {
 		s.log.Error("metrics instruments", "err", err) // only a duplicate registration can fail
 	}
+	front, err := newFrontDoor(cfg.Front, cfg.RequireKeys)
+	if err != nil { // serve checks its flags first; a program that did not is refused every origin it named
+		s.log.Error("front door", "err", err)
+		front, _ = newFrontDoor(FrontDoor{}, cfg.RequireKeys)
+	}
+	s.front = front
+	s.live.keys = cfg.Keys
 	s.routes()
 	return s
 }
@@ -193,7 +205,9 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	s.mux.ServeHTTP(rw, r)
+	if s.front.admit(rw, r) {
+		s.mux.ServeHTTP(rw, r)
+	}
 	s.request(rw.status)
 	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "ms", time.Since(start).Milliseconds())
 }

@@ -94,6 +94,9 @@ func (a *api) do(method, path, key, body string, hdr ...string) (int, string, ht
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}

@@ -71,7 +71,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := callerOf(r.Context())
-	task, err := s.task(&req)
+	task, err := s.task(&req, s.mayRunUnasked(r, c))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -130,8 +130,25 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, Created{ID: started.ID, Status: loop.StatusRunning, URL: "/v1/sessions/" + started.ID})
 }
 
-// task turns a create request into a loop.Task with the server's defaults.
-func (s *Server) task(req *CreateRequest) (loop.Task, error) {
+// mayRunUnasked reports whether this caller may start a session whose
+// tools run without asking: on a server started with --yes anyone who may
+// start sessions, else only an admin key. The local caller of a server
+// without keys is held to the server's setting, so a request can never
+// widen what the person who started the server chose.
+func (s *Server) mayRunUnasked(r *http.Request, c service.Caller) bool {
+	return s.cfg.Defaults.Approval == "auto" || (c.Has(service.ScopeAdmin) && r.Header.Get("Authorization") != "")
+}
+
+// Bounds on verification commands a request supplies.
+const (
+	maxVerifyCommands = 16
+	maxVerifyLength   = 4096
+)
+
+// task turns a create request into a loop.Task with the server's
+// defaults. A request may narrow what the server allows, never widen it:
+// mayRunUnasked says whether it may ask for tools that run without asking.
+func (s *Server) task(req *CreateRequest, mayRunUnasked bool) (loop.Task, error) {
 	d := s.cfg.Defaults
 	var t loop.Task
 	asked := 0
@@ -159,8 +176,10 @@ func (s *Server) task(req *CreateRequest) (loop.Task, error) {
 		return t, invalid(`give one of "task", "messages", or "system_prompt" with "user_message", not several`)
 	}
 	spec := firstSet(req.Model, d.Model)
-	if strings.HasPrefix(spec, "script:") && !d.AllowScripts {
-		return t, invalid("scripted models (script:PATH) are not allowed on this server")
+	if strings.HasPrefix(req.Model, "script:") && req.Model != d.Model && !d.AllowScripts {
+		// Refused before the path is looked at: an answer about the file
+		// would tell a caller what exists on the server.
+		return t, &service.Error{Kind: service.ErrForbidden, Msg: "scripted models (script:PATH) name a file of the server's and are refused unless the server was started with --allow-script-models"}
 	}
 	spec, err := assemble.ModelSpec(spec)
 	if err != nil {
@@ -192,9 +211,28 @@ func (s *Server) task(req *CreateRequest) (loop.Task, error) {
 		return t, invalid("mode %q: use tools, thinking, flash or self-reasoning", req.Mode)
 	}
 	switch t.Approval = firstSet(req.Approval, d.Approval, "ask"); t.Approval {
-	case "auto", "ask":
+	case "auto":
+		if !mayRunUnasked {
+			return t, &service.Error{Kind: service.ErrForbidden, Msg: `approval "auto" refused: this server asks before writing and executing tools run (it was started without --yes), and only an admin key may ask for more; leave approval out, or start the server with --yes`}
+		}
+	case "ask":
 	default:
 		return t, invalid(`approval %q: use "auto" (tools run without asking) or "ask" (writing tools wait for POST …/approvals/{call})`, req.Approval)
+	}
+	if len(req.Verify) > 0 {
+		// Verification commands run without an approval of their own, so
+		// only a session whose tools run unasked may bring its own.
+		if t.Approval != "auto" {
+			return t, &service.Error{Kind: service.ErrForbidden, Msg: `"verify" refused: verification commands run without asking, and this session asks before commands run (approval "ask"); run the checks as the session's own commands, or use a session with approval "auto"`}
+		}
+		if len(req.Verify) > maxVerifyCommands {
+			return t, invalid("verify: at most %d commands, not %d", maxVerifyCommands, len(req.Verify))
+		}
+		for i, v := range req.Verify {
+			if strings.TrimSpace(v) == "" || len(v) > maxVerifyLength {
+				return t, invalid("verify[%d]: a command of 1 to %d bytes", i, maxVerifyLength)
+			}
+		}
 	}
 	if req.MaxIterations < 0 || req.BudgetTokens < 0 || req.BudgetUSD < 0 {
 		return t, invalid("limits cannot be negative")
@@ -220,7 +258,7 @@ func (s *Server) task(req *CreateRequest) (loop.Task, error) {
 	t.Labels, t.Verify, t.Workspace, t.Tools = req.Labels, req.Verify, req.Workspace, req.Tools
 	if req.Protocol != "" {
 		if !d.AllowScripts {
-			return t, invalid("protocol files are not allowed on this server")
+			return t, &service.Error{Kind: service.ErrForbidden, Msg: "protocol files name a file of the server's and are refused unless the server was started with --allow-script-models"}
 		}
 		if t.Protocol, err = assemble.AbsPath(req.Protocol); err != nil {
 			return t, invalid("protocol: %v", err)

@@ -38,7 +38,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request, id string, after
 		s.fail(w, r, err)
 		return
 	}
-	conn, err := websocket.Accept(w, r, nil)
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.front.wsHosts})
 	if err != nil {
 		return // Accept wrote the error
 	}

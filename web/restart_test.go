@@ -63,7 +63,7 @@ func (s *agentloopServe) start() {
 	s.t.Helper()
 	s.out = &syncBuffer{}
 	s.cmd = exec.Command(s.exe, "serve", "--addr", s.addr, "--db", filepath.Join(s.dir, "s.db"),
-		"--workspaces", filepath.Join(s.dir, "ws"), "--yes", "--grace", "10s")
+		"--workspaces", filepath.Join(s.dir, "ws"), "--yes", "--allow-script-models", "--grace", "10s")
 	s.cmd.Env = append(os.Environ(), "HOME="+s.dir, "XDG_DATA_HOME="+s.dir)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	if err := s.cmd.Start(); err != nil {

@@ -19,7 +19,7 @@ func TestKilledWhileWaitingForAnApproval(t *testing.T) {
 	model := "script:" + writeSteps(t,
 		`{"tool_calls":[{"id":"call_w","name":"write_file","arguments":{"path":"approved.txt","content":"yes"}}]}`,
 		`{"text":"written after approval"}`)
-	s := c.serve("--workspaces", ws)
+	s := c.serve("--allow-script-models", "--workspaces", ws)
 	var created struct{ ID string }
 	if code := apiCall(t, "POST", s.url+"/v1/sessions", `{"task":"write it","model":"`+model+`","workspace":"w","approval":"ask"}`, &created); code != 201 {
 		t.Fatalf("create: %d", code)
@@ -28,7 +28,7 @@ func TestKilledWhileWaitingForAnApproval(t *testing.T) {
 	_ = s.cmd.Process.Signal(syscall.SIGKILL)
 	s.wait(t)
 
-	s2 := c.serve("--workspaces", ws)
+	s2 := c.serve("--allow-script-models", "--workspaces", ws)
 	defer func() { _ = s2.cmd.Process.Signal(syscall.SIGTERM); s2.wait(t) }()
 	var hash string
 	for _, e := range allEvents(t, s2.url, created.ID) {

@@ -82,7 +82,7 @@ func TestServersShareAPostgresDatabase(t *testing.T) {
 	}
 	var servers []*serving
 	for range 3 {
-		servers = append(servers, c.serve("--workspaces", ws, "--yes", "--lease-ttl", "1s"))
+		servers = append(servers, c.serve("--allow-script-models", "--workspaces", ws, "--yes", "--lease-ttl", "1s"))
 	}
 	const steps = 10
 	var script []string

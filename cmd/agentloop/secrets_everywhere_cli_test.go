@@ -61,6 +61,7 @@ func TestSecretsStayOutOfEverythingAServerShows(t *testing.T) {
 	}
 	req, _ := http.NewRequest("POST", s.url+"/v1/sessions", strings.NewReader(`{"task":"show the environment"}`))
 	req.Header.Set("Authorization", "Bearer "+opKey)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

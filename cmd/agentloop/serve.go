@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -44,7 +46,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	authMode := fs.String("auth", "", "none (every request is the local admin; loopback only) or keys (Authorization: Bearer KEY); default none on loopback")
 	workspaces := fs.String("workspaces", defaultWorkspaces(), "directory the sessions' workspaces live in")
 	yes := fs.Bool("yes", false, "sessions run tools without asking by default (else writing tools wait for an approval over the API)")
-	allowScripts := fs.Bool("allow-script-models", false, "let requests use scripted models (script:PATH, a file of this machine); on by default without keys")
+	allowScripts := fs.Bool("allow-script-models", false, "let requests name scripted models and protocol files (script:PATH: a file of this machine); for tests and local demos")
+	var allowedOrigins stringList
+	fs.Var(&allowedOrigins, "allowed-origins", "another origin (scheme://host[:port]) whose pages may call the API from a browser; comma-separated or repeated (the dashboard's own origin needs nothing)")
+	publicURL := fs.String("public-url", "", "with --auth keys: the URL clients reach this server at; only its host (and loopback) is answered")
 	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM, how long running sessions get to pause at a safe point")
 	logFormat := fs.String("log-format", "text", "text or json")
 	demo := fs.Bool("demo", false, "start a demo session (a scripted model in a throwaway workspace) and print where to watch it")
@@ -96,8 +101,26 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentloop serve: --auth is none or keys")
 		return exitUsage
 	}
-	if !set["allow-script-models"] {
-		*allowScripts = *authMode == "none"
+	var origins []string
+	for _, list := range allowedOrigins {
+		for _, o := range strings.Split(list, ",") {
+			origin, err := server.ParseOrigin(o)
+			if err != nil {
+				fmt.Fprintf(stderr, "agentloop serve: --allowed-origins: %v\n", err)
+				return exitUsage
+			}
+			origins = append(origins, origin)
+		}
+	}
+	if *publicURL != "" {
+		if u, err := url.Parse(*publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			fmt.Fprintf(stderr, "agentloop serve: --public-url %q: give scheme://host[:port], e.g. https://agents.example.com\n", *publicURL)
+			return exitUsage
+		}
+		if *authMode != "keys" {
+			fmt.Fprintln(stderr, "agentloop serve: --public-url needs --auth keys: a server without keys answers only loopback names")
+			return exitUsage
+		}
 	}
 	var o sessionFlags
 	o.configPath, o.agent = *configPath, *profile
@@ -155,7 +178,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 
 	deltas := &feed.Deltas{}
 	tracked := &server.Workspaces{}
-	resolver := &assemble.Resolver{Config: cfgFile, APIKey: *apiKey, OnWorkspace: tracked.Track}
+	resolver := &assemble.Resolver{Config: cfgFile, APIKey: *apiKey, BaseURL: *baseURL, OnWorkspace: tracked.Track}
 	rc := resolver.RunnerConfig(st, prices)
 	rc.OnDelta = func(id string, d model.Delta) { deltas.Publish(feed.Delta{SessionID: id, Delta: d}) }
 	sessionsCtx, stopSessions := context.WithCancelCause(context.Background())
@@ -185,7 +208,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		Workspaces: tracked,
 		UI:         web.Handler(),
 		Telemetry:  tel,
-		Defaults: server.Defaults{Model: *modelSpec, Endpoint: withoutCredentials(*baseURL), Profile: profName, Approval: approval,
+		Front:      server.FrontDoor{AllowedOrigins: origins, PublicURL: *publicURL},
+		Defaults: server.Defaults{Model: *modelSpec, Endpoint: assemble.RedactURL(*baseURL), Profile: profName, Approval: approval,
 			Workspaces: *workspaces, AllowScripts: *allowScripts}})
 	var ready atomic.Bool
 	api.SetReady(ready.Load)

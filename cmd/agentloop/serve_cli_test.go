@@ -154,7 +154,7 @@ func TestServerSurvivesSIGKILL(t *testing.T) {
 	steps = append(steps, `{"text":"scripted session done"}`)
 	scriptPath := writeSteps(t, steps...)
 
-	serveArgs := []string{"--yes", "--workspaces", ws, "--model", "openai/gpt-test", "--base-url", provider.URL + "/v1"}
+	serveArgs := []string{"--allow-script-models", "--yes", "--workspaces", ws, "--model", "openai/gpt-test", "--base-url", provider.URL + "/v1"}
 	s := c.serve(serveArgs...)
 	create := func(body string) string {
 		code, out := s.post(t, "/v1/sessions", body)
@@ -246,7 +246,7 @@ func TestServerShutdownPausesAndResumes(t *testing.T) {
 	}
 	steps = append(steps, `{"text":"all written"}`)
 	scriptPath := writeSteps(t, steps...)
-	s := c.serve("--yes", "--workspaces", ws)
+	s := c.serve("--allow-script-models", "--yes", "--workspaces", ws)
 	code, out := s.post(t, "/v1/sessions", fmt.Sprintf(`{"task":"write","model":"script:%s"}`, scriptPath))
 	if code != 201 {
 		t.Fatalf("create: %d %s", code, out)
@@ -262,7 +262,7 @@ func TestServerShutdownPausesAndResumes(t *testing.T) {
 	if shown.Status != "paused" || shown.Reason != "shutdown" {
 		t.Fatalf("after SIGTERM: %s (%s)", shown.Status, shown.Reason)
 	}
-	s2 := c.serve("--yes", "--workspaces", ws)
+	s2 := c.serve("--allow-script-models", "--yes", "--workspaces", ws)
 	if st := s2.waitFor(t, r.ID, "completed", "failed"); st != "completed" {
 		t.Fatalf("after the restart: %s", st)
 	}
@@ -272,7 +272,7 @@ func TestServerShutdownPausesAndResumes(t *testing.T) {
 func TestCLIAgainstAServer(t *testing.T) {
 	c := newCLI(t)
 	ws := t.TempDir()
-	s := c.serve("--workspaces", ws)
+	s := c.serve("--allow-script-models", "--workspaces", ws)
 	c.env = append(c.env, "AGENTLOOP_SERVER="+s.url)
 	out, errOut, code := c.run("", "run", "--model", "script:../../examples/scripts/hello.json", "say hi")
 	if code != exitCompleted || !strings.Contains(out, "Hello! I'm a scripted model") || !strings.Contains(errOut, "completed (completed) after 1 steps") {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"github.com/agentloop/agentloop/model/provider"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 
@@ -103,7 +102,7 @@ func (o *sessionFlags) fromRecorded(st *loop.State) {
 // recorded returns what run records of how the session is started: the
 // endpoint (without credentials), the approval mode and the profile.
 func (o *sessionFlags) recorded(prof *config.Profile) (endpoint, approval, profile string) {
-	endpoint = withoutCredentials(o.baseURL)
+	endpoint = assemble.RedactURL(o.baseURL)
 	switch {
 	case o.yes:
 		approval = "auto"
@@ -116,17 +115,6 @@ func (o *sessionFlags) recorded(prof *config.Profile) (endpoint, approval, profi
 		profile = prof.Name
 	}
 	return endpoint, approval, profile
-}
-
-// withoutCredentials drops a user and password from a URL: they must not
-// reach the log.
-func withoutCredentials(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	u.User = nil
-	return u.String()
 }
 
 // open builds the environment. For a stored session (st != nil) what the

@@ -23,7 +23,7 @@ func TestPostgresRestartedMidSession(t *testing.T) {
 	c := newCLI(t)
 	c.db = pg.URL
 	ws := t.TempDir()
-	s := c.serve("--workspaces", ws, "--yes", "--lease-ttl", "2s")
+	s := c.serve("--allow-script-models", "--workspaces", ws, "--yes", "--lease-ttl", "2s")
 	const steps = 12
 	var script []string
 	for i := range steps {
@@ -171,7 +171,7 @@ func lastLines(s string, n int) string {
 // to do, and works again once restarted.
 func TestDatabaseDeletedUnderTheServer(t *testing.T) {
 	c := newCLI(t)
-	s := c.serve("--yes", "--workspaces", t.TempDir())
+	s := c.serve("--allow-script-models", "--yes", "--workspaces", t.TempDir())
 	model := "script:" + writeSteps(t, `{"text":"hi"}`)
 	var created struct{ ID string }
 	if code := apiCall(t, "POST", s.url+"/v1/sessions", `{"task":"before","model":"`+model+`"}`, &created); code != 201 {
@@ -196,7 +196,7 @@ func TestDatabaseDeletedUnderTheServer(t *testing.T) {
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	s.wait(t)
-	s2 := c.serve("--yes", "--workspaces", t.TempDir())
+	s2 := c.serve("--allow-script-models", "--yes", "--workspaces", t.TempDir())
 	defer func() { _ = s2.cmd.Process.Signal(syscall.SIGTERM); s2.wait(t) }()
 	if code, body := s2.post(t, "/v1/sessions", `{"task":"after a restart","model":"`+model+`"}`); code != 201 {
 		t.Fatalf("after a restart: %d %s", code, body)

@@ -223,7 +223,7 @@ func TestServeOnTemporal(t *testing.T) {
 			t.Fatalf("the worker did not start:\n%s", w.err.String())
 		}
 	}
-	s := c.serve("--engine", "temporal", "--temporal", hostPort, "--task-queue", "api", "--workspaces", ws, "--yes")
+	s := c.serve("--allow-script-models", "--engine", "temporal", "--temporal", hostPort, "--task-queue", "api", "--workspaces", ws, "--yes")
 
 	var steps []string
 	for i := range 8 {

@@ -77,7 +77,7 @@ func New(cfg Config) *Client {
 	}
 	return &Client{cfg: cfg, tc: transport.New(transport.Config{
 		Provider:   "anthropic",
-		URL:        strings.TrimRight(cfg.BaseURL, "/") + "/v1/messages",
+		URL:        transport.Endpoint(cfg.BaseURL, "/v1/messages"),
 		Header:     h,
 		HTTPClient: cfg.HTTPClient,
 		Timeouts:   cfg.Timeouts,

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/agentloop/agentloop/internal/ownstack"
 	"github.com/agentloop/agentloop/model"
@@ -74,7 +73,7 @@ func New(cfg Config) *Client {
 	}
 	return &Client{cfg: cfg, tc: transport.New(transport.Config{
 		Provider:        "ollama",
-		URL:             strings.TrimRight(cfg.BaseURL, "/") + "/api/chat",
+		URL:             transport.Endpoint(cfg.BaseURL, "/api/chat"),
 		Header:          h,
 		HTTPClient:      cfg.HTTPClient,
 		Timeouts:        cfg.Timeouts,

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/agentloop/agentloop/internal/ownstack"
 	"github.com/agentloop/agentloop/model"
@@ -88,7 +87,7 @@ func New(cfg Config) *Client {
 	}
 	return &Client{cfg: cfg, tc: transport.New(transport.Config{
 		Provider:        cfg.Provider,
-		URL:             strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
+		URL:             transport.Endpoint(cfg.BaseURL, "/chat/completions"),
 		Header:          h,
 		HTTPClient:      cfg.HTTPClient,
 		Timeouts:        cfg.Timeouts,

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -601,4 +602,16 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// Endpoint joins an API root and a path, keeping the root's query (a key
+// some gateways take as ?key=) after the path, where a server reads it.
+func Endpoint(base, path string) string {
+	u, err := url.Parse(base)
+	if err != nil || u.RawQuery == "" {
+		return strings.TrimRight(base, "/") + path
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + path
+	u.RawPath = ""
+	return u.String()
 }
