@@ -47,6 +47,13 @@ func chromiumPath(t *testing.T) string {
 
 func newBrowser(t *testing.T, approval string) *browser {
 	t.Helper()
+	return newBrowserWith(t, approval, nil)
+}
+
+// newBrowserWith is newBrowser with the server's config changed by tweak
+// first.
+func newBrowserWith(t *testing.T, approval string, tweak func(*server.Config)) *browser {
+	t.Helper()
 	exe := chromiumPath(t)
 	dir := t.TempDir()
 	st, err := sqlite.Open(filepath.Join(dir, "s.db"))
@@ -63,8 +70,12 @@ func newBrowser(t *testing.T, approval string) *browser {
 	t.Cleanup(func() { svc.Close() })
 	ws := filepath.Join(dir, "ws")
 	os.MkdirAll(ws, 0o700)
-	h := server.New(server.Config{Service: svc, Keys: st, UI: web.Handler(), Workspaces: tracked, Heartbeat: time.Second,
-		Defaults: server.Defaults{Approval: approval, Workspaces: ws, AllowScripts: true}})
+	cfg := server.Config{Service: svc, Keys: st, UI: web.Handler(), Workspaces: tracked, Heartbeat: time.Second,
+		Defaults: server.Defaults{Approval: approval, Workspaces: ws, AllowScripts: true}}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	h := server.New(cfg)
 	t.Cleanup(h.Observe(st))
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
