@@ -152,7 +152,7 @@ func TestBadRequestsGetClearStatuses(t *testing.T) {
 		{"nothing to do", "POST", "/v1/sessions", op, `{}`, 400, "say what to do"},
 		{"two asks", "POST", "/v1/sessions", op, `{"task":"x","user_message":"y"}`, 400, "not several"},
 		{"bad mode", "POST", "/v1/sessions", op, `{"task":"x","mode":"turbo"}`, 400, "use tools, thinking, flash or self-reasoning"},
-		{"workspace outside", "POST", "/v1/sessions", op, `{"task":"x","workspace":"../../etc"}`, 400, "outside the server's workspaces"},
+		{"workspace outside", "POST", "/v1/sessions", op, `{"task":"x","workspace":"../../etc"}`, 403, `not \".\" or \"..\"`},
 		{"oversized body", "POST", "/v1/sessions", op, `{"task":"` + strings.Repeat("x", 2<<20) + `"}`, 413, "too large"},
 		{"trailing data", "POST", "/v1/sessions", op, `{"task":"x"} {}`, 400, "after its JSON"},
 		{"a viewer starting", "POST", "/v1/sessions", viewer, `{"task":"x"}`, 403, "sessions:write"},

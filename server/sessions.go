@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -117,7 +116,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	if task.ID == "" {
 		task.ID = loop.RandomID()
 	}
-	if err := s.workspace(&task); err != nil {
+	if err := s.workspace(c, &task); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -267,32 +266,6 @@ func (s *Server) task(req *CreateRequest, mayRunUnasked bool) (loop.Task, error)
 	return t, nil
 }
 
-// workspace places the session's workspace inside the server's
-// workspaces directory: a relative path is taken there, an absolute one
-// must be there, none gets a new directory named after the session.
-func (s *Server) workspace(t *loop.Task) error {
-	root := s.cfg.Defaults.Workspaces
-	if root == "" {
-		return invalid("this server has no workspaces directory (start it with --workspaces DIR)")
-	}
-	dir := t.Workspace
-	switch {
-	case dir == "":
-		dir = filepath.Join(root, t.ID)
-	case !filepath.IsAbs(dir):
-		dir = filepath.Join(root, dir)
-	}
-	dir = filepath.Clean(dir)
-	if rel, err := filepath.Rel(root, dir); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return invalid("workspace %q is outside the server's workspaces directory %s", t.Workspace, root)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return invalid("workspace %q: %v", t.Workspace, err)
-	}
-	t.Workspace = dir
-	return nil
-}
-
 // validID refuses IDs that are not session IDs before they reach a store
 // or a path.
 var validID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -359,7 +332,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	if ws := q.Get("workspace"); ws != "" {
 		if root := s.cfg.Defaults.Workspaces; root != "" && !filepath.IsAbs(ws) {
-			ws = filepath.Join(root, ws)
+			ws = filepath.Join(tenantRoot(root, callerOf(r.Context()).Tenant), ws)
 		}
 		f.Workspace = filepath.Clean(ws)
 	}

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/service"
+)
+
+// Workspaces belong to a tenant. Under the server's workspaces directory
+// the local caller (a server without keys) has its workspaces at the top
+// and each key tenant T has its own directory, tenants/T. A request names
+// a workspace inside its own tenant's directory: a relative name is taken
+// there, an absolute path must already be there, and ".", "..", another
+// tenant's directory and a symlink leading out of it cannot be reached.
+// Errors name the workspace as asked, never the server's paths.
+
+// tenantsDir holds the key tenants' directories.
+const tenantsDir = "tenants"
+
+var plainTenant = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$`)
+
+// tenantRoot is the directory a tenant's workspaces live in.
+func tenantRoot(root, tenant string) string {
+	if tenant == "" {
+		return root
+	}
+	name := tenant
+	if !plainTenant.MatchString(tenant) || strings.Contains(tenant, "..") {
+		h := sha256.Sum256([]byte(tenant))
+		name = "t-" + hex.EncodeToString(h[:8])
+	}
+	return filepath.Join(root, tenantsDir, name)
+}
+
+// workspace resolves the session's workspace inside its tenant's
+// directory, creating it; none gets a new directory named after the
+// session.
+func (s *Server) workspace(c service.Caller, t *loop.Task) error {
+	root := s.cfg.Defaults.Workspaces
+	if root == "" {
+		return invalid("this server has no workspaces directory (start it with --workspaces DIR)")
+	}
+	own := tenantRoot(root, c.Tenant)
+	if err := os.MkdirAll(own, 0o700); err != nil {
+		s.log.Error("tenant workspaces directory", "err", err)
+		return invalid("the server cannot make workspaces now (its log says why)")
+	}
+	asked := t.Workspace
+	name := asked
+	switch {
+	case name == "":
+		name = t.ID
+	case filepath.IsAbs(name):
+		rel, err := filepath.Rel(own, filepath.Clean(name))
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+			return &service.Error{Kind: service.ErrForbidden, Msg: "workspace " + quote(asked) + " is not one of your workspaces: name it relative to your workspaces directory, e.g. \"my-project\""}
+		}
+		name = rel
+	}
+	name = filepath.Clean(name)
+	if name == "." || name == ".." || strings.HasPrefix(name, "../") || filepath.IsAbs(name) {
+		return &service.Error{Kind: service.ErrForbidden, Msg: "workspace " + quote(asked) + ": give a directory name inside your workspaces, such as \"my-project\" (not \".\" or \"..\")"}
+	}
+	if c.Tenant == "" && (name == tenantsDir || strings.HasPrefix(name, tenantsDir+"/")) {
+		return &service.Error{Kind: service.ErrForbidden, Msg: "workspace " + quote(asked) + ": \"" + tenantsDir + "\" holds the key tenants' workspaces; pick another name"}
+	}
+	// os.Root refuses any path, symlinks included, that leads out of the
+	// tenant's directory, so nothing is made outside it either.
+	r, err := os.OpenRoot(own)
+	if err != nil {
+		s.log.Error("tenant workspaces directory", "err", err)
+		return invalid("the server cannot make workspaces now (its log says why)")
+	}
+	defer r.Close()
+	if err := r.MkdirAll(name, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) || errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "escapes") {
+			return &service.Error{Kind: service.ErrForbidden, Msg: "workspace " + quote(asked) + " leads outside your workspaces (a symlink or a file is in the way)"}
+		}
+		return invalid("workspace %s cannot be made: %v", quote(asked), errors.Unwrap(err))
+	}
+	dir := filepath.Join(own, name)
+	// What the tools will open is where the path leads now: still inside.
+	real, err1 := filepath.EvalSymlinks(dir)
+	realOwn, err2 := filepath.EvalSymlinks(own)
+	if rel, err := filepath.Rel(realOwn, real); err1 != nil || err2 != nil || err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return &service.Error{Kind: service.ErrForbidden, Msg: "workspace " + quote(asked) + " leads outside your workspaces"}
+	}
+	t.Workspace = dir
+	return nil
+}
+
+func quote(s string) string { return `"` + s + `"` }
