@@ -95,6 +95,17 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	end, err := s.endedAt(ctx, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if end > 0 && after >= end {
+		// The client has everything of a session that ended: 204 tells
+		// EventSource to stop reconnecting.
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	events, err := s.svc.Events(ctx, callerOf(ctx), id, after)
 	if err != nil {
 		s.fail(w, r, err)
@@ -144,7 +155,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 					flusher.Flush()
 					return
 				}
-				if end := s.writeEvent(w, it, &tl); end {
+				if last := s.writeEvent(w, it, &tl); last || (end > 0 && it.ev.Seq >= end) {
 					flusher.Flush()
 					return
 				}
@@ -158,6 +169,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 			flusher.Flush()
 		}
 	}
+}
+
+// endedAt is the sequence number of an ended session's last event, or 0
+// while the session has not ended: a stream of an ended session is over
+// once it has sent that event.
+func (s *Server) endedAt(ctx context.Context, id string) (int64, error) {
+	st, err := s.svc.Get(ctx, callerOf(ctx), id)
+	if err != nil {
+		return 0, err
+	}
+	if st.Status.Finished() {
+		return st.Seq, nil
+	}
+	return 0, nil
 }
 
 // writeEvent writes one item of a session's log to an event stream and

@@ -38,9 +38,18 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request, id string, after
 		s.fail(w, r, err)
 		return
 	}
+	end, err := s.endedAt(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.front.wsHosts})
 	if err != nil {
 		return // Accept wrote the error
+	}
+	if end > 0 && after >= end { // the client has everything of an ended session
+		conn.Close(websocket.StatusNormalClosure, "session ended")
+		return
 	}
 	defer conn.CloseNow()
 	defer s.streamOpened()()
@@ -87,7 +96,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request, id string, after
 			if line, ok := tl.next(it.ev); ok && !send(line) {
 				return
 			}
-			if it.ev.Type == loop.TypeSessionEnded {
+			if it.ev.Type == loop.TypeSessionEnded || (end > 0 && it.ev.Seq >= end) {
 				conn.Close(websocket.StatusNormalClosure, "session ended")
 				return
 			}
