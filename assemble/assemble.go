@@ -30,6 +30,7 @@ import (
 	"github.com/agentloop/agentloop/config"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/protocol"
+	"github.com/agentloop/agentloop/sandbox"
 	"github.com/agentloop/agentloop/tool"
 	"github.com/agentloop/agentloop/tool/mcp"
 	"github.com/agentloop/agentloop/tool/plan"
@@ -59,6 +60,10 @@ type Resolver struct {
 	// a person resuming with another --model, --base-url or --dir. The
 	// log keeps what the session was started with.
 	Override func(spec *loop.SessionStarted)
+	// Sandbox is what this process allows sessions' processes; nil: a
+	// session that records no sandbox runs them unconfined (one that
+	// records a backend gets it).
+	Sandbox *Sandboxing
 	// OnWorkspace, when set, sees the workspace each session's tools use
 	// (it tracks the files they change, for a diff at the end).
 	OnWorkspace func(sessionID string, ws *workspace.Workspace)
@@ -122,11 +127,20 @@ func (r *Resolver) build(ctx context.Context, sessionID string, spec *loop.Sessi
 	if ws != nil && r.OnWorkspace != nil {
 		r.OnWorkspace(sessionID, ws)
 	}
+	policy, err := r.sandboxPolicy(spec, prof, sessionID, ws)
+	if err != nil {
+		return fail(err)
+	}
+	if policy != nil {
+		env.Sandbox, env.Network = string(policy.Backend), policy.Network.String()
+	} else if ws != nil {
+		env.Sandbox = string(sandbox.None)
+	}
 	if offersTools(spec.Mode, prof) {
 		if ws == nil {
 			return fail(fmt.Errorf("the session has no workspace for its tools; give it a directory"))
 		}
-		tools = Builtin(ws)
+		tools = BuiltinSandboxed(ws, policy)
 		if prof != nil && prof.Tools != nil {
 			tools = only(tools, prof.Tools)
 		}
@@ -136,6 +150,7 @@ func (r *Resolver) build(ctx context.Context, sessionID string, spec *loop.Sessi
 				// The session's servers work in its workspace, and no call
 				// names a path outside it.
 				c.Confine = func(p string) error { _, err := ws.Resolve(p); return err }
+				c.Sandbox = policy
 				if c.Dir == "" && c.Command != "" {
 					c.Dir = ws.Root()
 				}
@@ -164,7 +179,7 @@ func (r *Resolver) build(ctx context.Context, sessionID string, spec *loop.Sessi
 		return fail(err)
 	}
 	if len(spec.Verify) > 0 && ws != nil {
-		env.Verifier = verify.New(ws, spec.Verify, shell.Config{})
+		env.Verifier = verify.New(ws, spec.Verify, shell.Config{Sandbox: policy})
 	}
 	env.Approval = approvals(spec.Approval, prof)
 	if spec.SystemPrompt == "" {

@@ -3,6 +3,7 @@ package assemble
 import (
 	"fmt"
 
+	"github.com/agentloop/agentloop/sandbox"
 	"github.com/agentloop/agentloop/tool"
 	"github.com/agentloop/agentloop/tool/fs"
 	"github.com/agentloop/agentloop/tool/git"
@@ -13,10 +14,15 @@ import (
 
 // Builtin is every built-in tool in a workspace: files, commands, git, and
 // the session's own plan, memory, questions and final answer.
-func Builtin(ws *workspace.Workspace) []tool.Tool {
+func Builtin(ws *workspace.Workspace) []tool.Tool { return BuiltinSandboxed(ws, nil) }
+
+// BuiltinSandboxed is Builtin with commands and git run under policy (nil:
+// unconfined). File tools stay in this process with their own workspace
+// checks; the sandbox is the second wall.
+func BuiltinSandboxed(ws *workspace.Workspace, policy *sandbox.Policy) []tool.Tool {
 	out := fs.Tools(ws)
-	out = append(out, shell.New(ws, shell.Config{}))
-	out = append(out, git.Tools(ws)...)
+	out = append(out, shell.New(ws, shell.Config{Sandbox: policy}))
+	out = append(out, git.Sandboxed(ws, policy)...)
 	return append(out, session.Tools()...)
 }
 

@@ -68,6 +68,12 @@ type Profile struct {
 	// Verify commands run (through the shell) when the session ends.
 	Verify     []string
 	MCPServers []mcp.ServerConfig
+	// Sandbox is the backend the profile's sessions run commands under
+	// (landlock, bwrap, none); empty: the process's (--sandbox).
+	Sandbox string
+	// Network is the profile's network policy (none, full, or TCP ports);
+	// it can only narrow what the process allows (--network).
+	Network string
 }
 
 // LimitSettings are the limits a profile sets; nil means not set.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/agentloop/agentloop/sandbox"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 // The keys of each mapping, in the order example.yaml documents them.
 var (
 	topKeys      = []string{"default_profile", "db", "prices", "profiles"}
-	profileKeys  = []string{"description", "system_prompt_file", "model", "base_url", "api_key_env", "num_ctx", "stream_tools", "thinking", "tools", "limits", "approvals", "verify", "mcp_servers"}
+	profileKeys  = []string{"description", "system_prompt_file", "model", "base_url", "api_key_env", "num_ctx", "stream_tools", "thinking", "tools", "limits", "approvals", "verify", "mcp_servers", "sandbox", "network"}
 	limitKeys    = []string{"max_iterations", "timeout", "model_timeout", "tool_timeout", "budget_tokens", "budget_usd", "budget_tool_calls", "max_tool_calls_per_turn", "no_progress", "on_stuck", "stuck_error_repeats", "stuck_repeats", "stuck_nudge", "wrap_up"}
 	approvalKeys = []string{"read", "write", "execute", "tools"}
 	mcpKeys      = []string{"command", "args", "env", "cwd", "url", "headers", "tool_prefix", "tools", "effect", "tool_effects", "reconnects", "connect_timeout"}
@@ -213,6 +214,22 @@ func (p *parser) profile(n *yaml.Node, prof *Profile) {
 			}
 		case "mcp_servers":
 			p.mcpServers(v, prof, what+": mcp_servers")
+		case "sandbox":
+			if s, ok := p.str(v, field); ok {
+				if _, err := sandbox.ParseBackend(s); err != nil || s == "" {
+					p.at(v, "%s %q: use landlock, bwrap or none", field, s)
+				} else {
+					prof.Sandbox = s
+				}
+			}
+		case "network":
+			if s, ok := p.str(v, field); ok {
+				if _, err := sandbox.ParseNetwork(s); err != nil {
+					p.at(v, "%s: %v", field, err)
+				} else {
+					prof.Network = s
+				}
+			}
 		}
 	})
 	if p.known == nil {

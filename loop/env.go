@@ -31,6 +31,11 @@ type Env struct {
 	// SystemPrompt is recorded for a new session whose task names none
 	// (a resolver builds it for the tools it resolved).
 	SystemPrompt string
+	// Sandbox and Network are the sandbox backend and network policy the
+	// env's processes run under, recorded in a new session's
+	// session.started when its task names none (so recovery and workers
+	// apply the same rules).
+	Sandbox, Network string
 	// Close releases what the resolver opened (MCP servers, say); the
 	// runner calls it once, when the session stops running here.
 	Close func()

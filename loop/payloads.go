@@ -41,6 +41,13 @@ type SessionStarted struct {
 	// ModelOptions are the provider settings the session runs with
 	// (never credentials), so it runs the same way wherever it resumes.
 	ModelOptions *ModelOptions `json:"model_options,omitempty"`
+	// Sandbox is the backend the session's processes run under (landlock,
+	// bwrap, none) and Network its network policy (none, full, or TCP
+	// ports): a recovered session, or one on a Temporal worker, applies
+	// the same rules. Empty: recorded before sandboxing, or by a program
+	// that left it to the process resolving the session.
+	Sandbox string `json:"sandbox,omitempty"`
+	Network string `json:"network,omitempty"`
 }
 
 // ModelOptions are provider settings recorded with a session.

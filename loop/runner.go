@@ -180,6 +180,9 @@ type Task struct {
 	// Tools, when set, narrows the tools the spec resolves to these names
 	// (a Resolver honours it; the runner's own tools ignore it).
 	Tools []string
+	// Sandbox and Network ask for a sandbox backend and network policy
+	// (a Resolver honours them, and may refuse or narrow them).
+	Sandbox, Network string
 }
 
 // ErrRunning is returned when resuming a session that is already running here.
@@ -258,7 +261,7 @@ func (r *Runner) create(ctx context.Context, task *Task, durable bool) (*Session
 		Verify: task.Verify, Messages: task.Messages,
 		Endpoint: task.Endpoint, Approval: task.Approval, Profile: task.Profile,
 		Tenant: task.Tenant, Protocol: task.Protocol, ModelOptions: task.ModelOptions,
-		Tools: task.Tools,
+		Tools: task.Tools, Sandbox: task.Sandbox, Network: task.Network,
 	}
 	started.Marker = r.cfg.Marker // ends a session in any mode
 	// The spec resolves before anything is recorded: a session whose model
@@ -270,6 +273,9 @@ func (r *Runner) create(ctx context.Context, task *Task, durable bool) (*Session
 	}
 	s.env, s.spec = env, started
 	started.Tools = env.Tools.Names()
+	if env.Sandbox != "" {
+		started.Sandbox, started.Network = env.Sandbox, env.Network
+	}
 	if started.SystemPrompt == "" {
 		started.SystemPrompt = env.SystemPrompt
 	}

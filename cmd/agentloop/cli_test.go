@@ -18,6 +18,15 @@ var binary string
 
 // TestMain builds the real binary once; tests run it as a user would.
 func TestMain(m *testing.M) {
+	if os.Geteuid() == 0 && os.Getenv("AGENTLOOP_SANDBOX") == "" {
+		// As root, sandboxed commands run as nobody, who cannot enter the
+		// tests' root-private temporary directories; these tests are about
+		// other things and run commands unconfined. Run as another user,
+		// they run under the default sandbox. The sandbox's own tests are
+		// in sandbox_cli_test.go and e2e/sandbox_escape_test.go.
+		os.Setenv("AGENTLOOP_SANDBOX", "none")
+		os.Setenv("AGENTLOOP_UNSAFE_NO_SANDBOX", "1")
+	}
 	dir, err := os.MkdirTemp("", "agentloop-cli")
 	if err != nil {
 		panic(err)

@@ -50,6 +50,7 @@ type sessionFlags struct {
 	verify        stringList
 	protocol      string
 	pricesFile    string // from the config file
+	sandboxFlags
 }
 
 // stringList is a repeatable string flag.
@@ -90,6 +91,7 @@ func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.marker, "marker", loop.DefaultMarker, "completion marker for --self-reasoning")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&o.protocol, "protocol", "", "run a protocol file (steps with required outputs), e.g. examples/protocols/project-map.json")
+	o.sandboxFlags.register(fs, "full") // a developer's build needs modules
 	fs.Var(&o.verify, "verify", "a command that checks the work (repeatable), e.g. --verify \"go test ./...\"; run when the model says it is done and when a limit ends the session")
 }
 

@@ -62,6 +62,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	temporalAddr := fs.String("temporal", os.Getenv("AGENTLOOP_TEMPORAL"), "with --engine temporal: the Temporal frontend, HOST:PORT ($AGENTLOOP_TEMPORAL)")
 	namespace := fs.String("namespace", "default", "with --engine temporal: the Temporal namespace")
 	taskQueue := fs.String("task-queue", temporal.DefaultTaskQueue, "with --engine temporal: the task queue the workers poll")
+	var sb sandboxFlags
+	sb.register(fs, "none") // tenants opt in per profile
+	fs.BoolVar(&sb.unsafe, "unsafe-no-sandbox", os.Getenv("AGENTLOOP_UNSAFE_NO_SANDBOX") == "1", "with --auth keys, allow --sandbox none: every tenant's commands then run as this server's user, and can read its database, keys and other tenants' workspaces ($AGENTLOOP_UNSAFE_NO_SANDBOX=1)")
 	leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "how long a server's claim on a session lasts unrenewed: with several servers on one PostgreSQL database, how soon another takes over the sessions of one that died")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: agentloop serve [flags]\n\nServes the HTTP API (/v1): sessions, their live event streams (SSE) and controls.")
@@ -99,6 +102,15 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	case "keys":
 	default:
 		fmt.Fprintln(stderr, "agentloop serve: --auth is none or keys")
+		return exitUsage
+	}
+	sandboxing, err := sb.sandboxing(portOf(*addr), portOf(*db))
+	if err != nil {
+		fmt.Fprintf(stderr, "agentloop serve: %v\n", err)
+		return exitUsage
+	}
+	if *authMode == "keys" && !sandboxing.Policy.Confined() && !sb.unsafe {
+		fmt.Fprintln(stderr, "agentloop serve: --auth keys with --sandbox none: a tenant's command could read the session database, write a new admin key into it, read other tenants' workspaces and kill this server, so tenants, keys and roles would protect nothing; use --sandbox landlock or bwrap (agentloop doctor says which work here), or pass --unsafe-no-sandbox if every key holder is trusted with this machine")
 		return exitUsage
 	}
 	var origins []string
@@ -178,7 +190,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 
 	deltas := &feed.Deltas{}
 	tracked := &server.Workspaces{}
-	resolver := &assemble.Resolver{Config: cfgFile, APIKey: *apiKey, BaseURL: *baseURL, OnWorkspace: tracked.Track}
+	resolver := &assemble.Resolver{Config: cfgFile, APIKey: *apiKey, BaseURL: *baseURL, OnWorkspace: tracked.Track, Sandbox: sandboxing}
 	rc := resolver.RunnerConfig(st, prices)
 	rc.OnDelta = func(id string, d model.Delta) { deltas.Publish(feed.Delta{SessionID: id, Delta: d}) }
 	sessionsCtx, stopSessions := context.WithCancelCause(context.Background())

@@ -147,8 +147,12 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	if err != nil {
 		return nil, err
 	}
+	sb, err := o.sandboxing(portOf(o.db))
+	if err != nil {
+		return nil, err
+	}
 	env.resolver = &assemble.Resolver{Config: cfgFile, APIKey: o.apiKey, PromptTemplate: o.promptFile, Override: o.override(env.dir),
-		OnWorkspace: func(_ string, ws *workspace.Workspace) { env.ws = ws }}
+		OnWorkspace: func(_ string, ws *workspace.Workspace) { env.ws = ws }, Sandbox: sb}
 	if env.store, err = assemble.OpenStore(o.db); err != nil {
 		return nil, err
 	}
@@ -217,6 +221,12 @@ func (o *sessionFlags) override(dir string) func(*loop.SessionStarted) {
 		}
 		if o.set["protocol"] {
 			spec.Protocol = o.protocol
+		}
+		if o.set["sandbox"] {
+			spec.Sandbox = o.backend
+		}
+		if o.set["network"] {
+			spec.Network = o.network
 		}
 	}
 }

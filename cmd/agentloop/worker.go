@@ -29,6 +29,8 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	queue := fs.String("task-queue", temporal.DefaultTaskQueue, "the task queue sessions are started on")
 	db := dbFlag(fs)
 	heartbeat := fs.Duration("heartbeat", 5*time.Second, "how often a running step tells Temporal it is alive (keep it well under the workflows' heartbeat timeout)")
+	var sb sandboxFlags
+	sb.register(fs, "none") // as agentloop serve: every worker applies the same rules
 	maxSteps := fs.Int("max-concurrent-steps", 0, "most steps this worker runs at once (0: the SDK's default)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: agentloop worker --temporal HOST:PORT [flags]\n\nRuns agentloop sessions as Temporal workflows: each model call, the tool calls and the")
@@ -41,6 +43,11 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	}
 	if *hostPort == "" {
 		fmt.Fprintln(stderr, "agentloop worker: --temporal HOST:PORT is required (e.g. 127.0.0.1:7233 for `temporal server start-dev`)")
+		return exitUsage
+	}
+	sandboxing, err := sb.sandboxing(portOf(*db))
+	if err != nil {
+		fmt.Fprintf(stderr, "agentloop worker: %v\n", err)
 		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -58,7 +65,7 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	resolver := &assemble.Resolver{}
+	resolver := &assemble.Resolver{Sandbox: sandboxing}
 	runner, err := loop.New(resolver.RunnerConfig(st, prices))
 	if err != nil {
 		return fail(stderr, "%v", err)

@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/sandbox"
 	"github.com/agentloop/agentloop/tool"
+	"github.com/agentloop/agentloop/tool/shell"
 	"github.com/agentloop/agentloop/tool/workspace"
 )
 
@@ -41,6 +43,20 @@ func Tools(ws *workspace.Workspace) []tool.Tool {
 	return []tool.Tool{Status(ws), Log(ws), Diff(ws)}
 }
 
+// Sandboxed returns the git tools for ws, running git under policy (nil:
+// unconfined): a repository's config can still name programs git would
+// run, and the sandbox is the wall behind the settings switched off here.
+func Sandboxed(ws *workspace.Workspace, policy *sandbox.Policy) []tool.Tool {
+	r := repo{ws: ws, policy: policy}
+	return []tool.Tool{status(r), logTool(r), diff(r)}
+}
+
+// repo is a workspace and the sandbox its git runs in.
+type repo struct {
+	ws     *workspace.Workspace
+	policy *sandbox.Policy
+}
+
 // gitTool is a read-only, idempotent tool.
 type gitTool struct {
 	spec model.ToolSpec
@@ -55,7 +71,9 @@ func (t *gitTool) Call(ctx context.Context, args json.RawMessage) (tool.Result, 
 }
 
 // Status returns the git_status tool.
-func Status(ws *workspace.Workspace) tool.Tool {
+func Status(ws *workspace.Workspace) tool.Tool { return status(repo{ws: ws}) }
+
+func status(r repo) tool.Tool {
 	return &gitTool{
 		spec: model.ToolSpec{
 			Name: "git_status",
@@ -64,7 +82,7 @@ func Status(ws *workspace.Workspace) tool.Tool {
 			Parameters: json.RawMessage(`{"type": "object", "properties": {}, "additionalProperties": false}`),
 		},
 		run: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
-			out, err := run(ctx, ws, "status", "--short", "--branch", "--untracked-files=normal")
+			out, err := run(ctx, r, "status", "--short", "--branch", "--untracked-files=normal")
 			if err != nil {
 				return tool.Result{}, err
 			}
@@ -81,7 +99,9 @@ type logArgs struct {
 }
 
 // Log returns the git_log tool.
-func Log(ws *workspace.Workspace) tool.Tool {
+func Log(ws *workspace.Workspace) tool.Tool { return logTool(repo{ws: ws}) }
+
+func logTool(r repo) tool.Tool {
 	return &gitTool{
 		spec: model.ToolSpec{
 			Name:        "git_log",
@@ -104,7 +124,7 @@ func Log(ws *workspace.Workspace) tool.Tool {
 				limit = DefaultLog
 			}
 			limit = min(limit, MaxLog)
-			out, err := run(ctx, ws, "log", fmt.Sprintf("--max-count=%d", limit), "--date=short", "--format=%h %ad %an: %s")
+			out, err := run(ctx, r, "log", fmt.Sprintf("--max-count=%d", limit), "--date=short", "--format=%h %ad %an: %s")
 			if err != nil {
 				return tool.Result{}, err
 			}
@@ -119,7 +139,9 @@ type diffArgs struct {
 }
 
 // Diff returns the git_diff tool.
-func Diff(ws *workspace.Workspace) tool.Tool {
+func Diff(ws *workspace.Workspace) tool.Tool { return diff(repo{ws: ws}) }
+
+func diff(r repo) tool.Tool {
 	return &gitTool{
 		spec: model.ToolSpec{
 			Name: "git_diff",
@@ -146,15 +168,15 @@ func Diff(ws *workspace.Workspace) tool.Tool {
 			}
 			where := ""
 			if a.Path != "" {
-				abs, err := ws.Resolve(a.Path)
+				abs, err := r.ws.Resolve(a.Path)
 				if err != nil {
 					return tool.Result{}, err
 				}
-				rel := ws.Rel(abs)
+				rel := r.ws.Rel(abs)
 				args = append(args, "--", rel)
 				where = " in " + rel
 			}
-			out, err := run(ctx, ws, args...)
+			out, err := run(ctx, r, args...)
 			if err != nil {
 				return tool.Result{}, err
 			}
@@ -194,9 +216,11 @@ var safety = []string{
 // and process commands a repository's config can name, which git status
 // and git diff would run on the workspace's files): it reads their names
 // from the config — reading config runs nothing — and empties each.
-func noFilters(ctx context.Context, bin, dir string, env []string) []string {
-	cmd := exec.CommandContext(ctx, bin, "--no-pager", "config", "--get-regexp", `^filter\.`)
-	cmd.Dir, cmd.Env = dir, env
+func noFilters(ctx context.Context, r repo, bin string, env []string) []string {
+	cmd, err := command(ctx, r, env, bin, "--no-pager", "config", "--get-regexp", `^filter\.`)
+	if err != nil {
+		return nil // run's own command fails the same way, and says so
+	}
 	out, _ := cmd.Output() // exit 1: no filter configured
 	var opts []string
 	seen := map[string]bool{}
@@ -225,7 +249,8 @@ func noFilters(ctx context.Context, bin, dir string, env []string) []string {
 var envAllow = []string{"PATH", "HOME", "USER", "TMPDIR", "XDG_CONFIG_HOME"}
 
 // run runs git in the workspace root and returns its stdout, capped.
-func run(ctx context.Context, ws *workspace.Workspace, args ...string) (string, error) {
+func run(ctx context.Context, r repo, args ...string) (string, error) {
+	ws := r.ws
 	bin, err := exec.LookPath("git")
 	if err != nil {
 		return "", fmt.Errorf("%w (not found on PATH), so %s cannot run; use execute_command or the file tools instead", ErrNoGit, toolName(args[0]))
@@ -238,11 +263,11 @@ func run(ctx context.Context, ws *workspace.Workspace, args ...string) (string, 
 			env = append(env, name+"="+v)
 		}
 	}
-	opts := append(append([]string(nil), safety...), noFilters(ctx, bin, ws.Root(), env)...)
-	cmd := exec.CommandContext(ctx, bin, append(opts, args...)...)
-	cmd.Dir = ws.Root()
-	cmd.Env = env
-	cmd.WaitDelay = time.Second
+	opts := append(append([]string(nil), safety...), noFilters(ctx, r, bin, env)...)
+	cmd, err := command(ctx, r, env, bin, append(opts, args...)...)
+	if err != nil {
+		return "", err
+	}
 	stdout := &capped{max: MaxOutputBytes}
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
@@ -270,6 +295,22 @@ func run(ctx context.Context, ws *workspace.Workspace, args ...string) (string, 
 		out += fmt.Sprintf("\n[truncated: the output is %d bytes, showing the first %d KiB; narrow it down, e.g. with path]\n", stdout.total, MaxOutputBytes>>10)
 	}
 	return out, nil
+}
+
+// command is git with args in the workspace root, under the repo's
+// sandbox (through the command supervisor) when it has one; ctx ends it.
+func command(ctx context.Context, r repo, env []string, bin string, args ...string) (*exec.Cmd, error) {
+	if r.policy == nil || !r.policy.Confined() {
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Dir, cmd.Env, cmd.WaitDelay = r.ws.Root(), env, time.Second
+		return cmd, nil
+	}
+	cmd, err := shell.CommandContext(ctx, r.policy, env, append([]string{bin}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("git cannot run sandboxed: %w", err)
+	}
+	cmd.Dir, cmd.WaitDelay = r.ws.Root(), time.Second
+	return cmd, nil
 }
 
 func toolName(sub string) string { return "git_" + sub }

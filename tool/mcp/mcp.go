@@ -19,6 +19,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentloop/agentloop/sandbox"
+	"github.com/agentloop/agentloop/tool/shell"
 	"io"
 	"log/slog"
 	"net/http"
@@ -58,6 +60,9 @@ type ServerConfig struct {
 	// as an error result and the server never sees the call. Sessions set
 	// it to their workspace's Resolve.
 	Confine func(path string) error
+	// Sandbox, when set, confines a stdio server like every other process
+	// a session starts (it runs through the command supervisor).
+	Sandbox *sandbox.Policy
 	// Stderr, if set, receives the server's standard error. The last lines
 	// are kept regardless, to explain why a server stopped.
 	Stderr io.Writer
@@ -349,6 +354,12 @@ func (s *Server) command() (*exec.Cmd, *tailBuffer, error) {
 		return nil, nil, err
 	}
 	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+	if s.cfg.Sandbox != nil && s.cfg.Sandbox.Confined() {
+		// The supervisor resolves the command on PATH, inside the sandbox.
+		if cmd, err = shell.Command(s.cfg.Sandbox, nil, append([]string{s.cfg.Command}, s.cfg.Args...)...); err != nil {
+			return nil, nil, err
+		}
+	}
 	cmd.Env = env
 	cmd.Dir = s.cfg.Dir
 	tail := &tailBuffer{max: 4 << 10}
@@ -360,6 +371,10 @@ func (s *Server) command() (*exec.Cmd, *tailBuffer, error) {
 	// A grandchild holding stderr open must not keep Wait from returning.
 	cmd.WaitDelay = time.Second
 	setProcessGroup(cmd)
+	if s.cfg.Sandbox != nil && s.cfg.Sandbox.Confined() {
+		cmd.Env = append(cmd.Env, sandbox.EnvVar+"="+s.cfg.Sandbox.Encode())
+		cmd.SysProcAttr = shell.SysProcAttr() // its own group, and Pdeathsig
+	}
 	return cmd, tail, nil
 }
 

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -99,8 +100,8 @@ var ErrNoSupervisor = errors.New("the sandbox is applied by the command supervis
 // Command returns an unstarted command that runs argv through the
 // supervisor under policy (nil or backend none: unconfined, and then
 // without a supervisor too when there is none). env is the command's
-// environment; the caller sets Dir, output and SysProcAttr (Sandboxed
-// keeps Setpgid and Pdeathsig).
+// environment; the caller sets Dir, output and SysProcAttr (SysProcAttr
+// gives the supervisor its own group and Pdeathsig).
 func Command(policy *sandbox.Policy, env []string, argv ...string) (*exec.Cmd, error) {
 	confined := policy != nil && policy.Confined()
 	if supervisor == "" {
@@ -116,6 +117,22 @@ func Command(policy *sandbox.Policy, env []string, argv ...string) (*exec.Cmd, e
 	if confined {
 		cmd.Env = append(append([]string(nil), env...), sandbox.EnvVar+"="+policy.Encode())
 	}
+	return cmd, nil
+}
+
+// CommandContext is Command for a command that ctx ends: the whole
+// process group gets SIGKILL (the supervisor leads it), not only the
+// supervisor.
+func CommandContext(ctx context.Context, policy *sandbox.Policy, env []string, argv ...string) (*exec.Cmd, error) {
+	c, err := Command(policy, env, argv...)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, c.Path, c.Args[1:]...)
+	cmd.Env = c.Env
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr.Setpgid = true
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	return cmd, nil
 }
 
