@@ -371,7 +371,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusConflict, fmt.Sprintf("session %s is %s: only ended sessions are deleted; terminate it first", id, st.Status))
 		return
 	}
-	if err := s.svc.Delete(r.Context(), c, id); err != nil {
+	if err := s.deleteSession1(r, c, id, st.Workspace); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -464,7 +464,7 @@ func (s *Server) prune(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusForbidden, "pruning sessions needs the sessions:write scope")
 		return
 	}
-	deleted := []string{}
+	deleted, workspaces := []string{}, []string{}
 	for offset := 0; ; offset += 500 {
 		list, err := s.svc.List(r.Context(), c, store.Filter{Limit: 500, Offset: offset})
 		if err != nil {
@@ -474,14 +474,15 @@ func (s *Server) prune(w http.ResponseWriter, r *http.Request) {
 		for _, sum := range list {
 			if sum.Status.Finished() && sum.UpdatedAt.Before(before) {
 				deleted = append(deleted, sum.ID)
+				workspaces = append(workspaces, sum.Workspace)
 			}
 		}
 		if len(list) < 500 {
 			break
 		}
 	}
-	for _, id := range deleted {
-		if err := s.svc.Delete(r.Context(), c, id); err != nil {
+	for i, id := range deleted {
+		if err := s.deleteSession1(r, c, id, workspaces[i]); err != nil {
 			s.fail(w, r, err)
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -97,3 +98,27 @@ func (s *Server) workspace(c service.Caller, t *loop.Task) error {
 }
 
 func quote(s string) string { return `"` + s + `"` }
+
+// deleteSession1 deletes a session and, when the server made its
+// workspace for it alone (a session started without naming one), that
+// workspace too. A named workspace may serve other sessions of the
+// tenant: it stays until the tenant's own files are cleaned up by whoever
+// named it.
+func (s *Server) deleteSession1(r *http.Request, c service.Caller, id, workspace string) error {
+	if err := s.svc.Delete(r.Context(), c, id); err != nil {
+		return err
+	}
+	root := s.cfg.Defaults.Workspaces
+	if root == "" || workspace == "" {
+		return nil
+	}
+	// The server's own: named after the session, in a tenant's directory.
+	dir := filepath.Dir(workspace)
+	if filepath.Base(workspace) != id || (dir != root && filepath.Dir(dir) != filepath.Join(root, tenantsDir)) {
+		return nil
+	}
+	if err := os.RemoveAll(workspace); err != nil {
+		s.log.Warn("removing a deleted session's workspace", "id", id, "err", err)
+	}
+	return nil
+}

@@ -79,3 +79,38 @@ func countDirs(t *testing.T, root string) int {
 	})
 	return n
 }
+
+// Deleting a session removes the workspace the server made for it, and
+// keeps one the tenant named (other sessions may use it).
+func TestDeletedSessionsTakeTheirOwnWorkspace(t *testing.T) {
+	c := newCLI(t)
+	root := t.TempDir()
+	script := writeScript(t, `{"steps":[{"text":"done"}]}`)
+	s := c.serve("--model", "script:"+script, "--workspaces", root)
+	start := func(body string) (id, ws string) {
+		t.Helper()
+		code, got, _ := s.send(t, request{"POST", "/v1/sessions", body, map[string]string{"Content-Type": "application/json"}})
+		var created struct{ ID string }
+		if json.Unmarshal([]byte(got), &created); code != 201 {
+			t.Fatalf("create: %d %s", code, got)
+		}
+		s.waitFor(t, created.ID, "completed")
+		_, st, _ := s.send(t, request{"GET", "/v1/sessions/" + created.ID, "", nil})
+		var state struct{ Workspace string }
+		json.Unmarshal([]byte(st), &state)
+		return created.ID, state.Workspace
+	}
+	own, ownWS := start(`{"task":"x"}`)
+	named, namedWS := start(`{"task":"x","workspace":"proj"}`)
+	for _, id := range []string{own, named} {
+		if code, got, _ := s.send(t, request{"DELETE", "/v1/sessions/" + id, "", nil}); code != 204 {
+			t.Fatalf("delete %s: %d %s", id, code, got)
+		}
+	}
+	if _, err := os.Stat(ownWS); !os.IsNotExist(err) {
+		t.Errorf("the server's workspace of a deleted session is still there: %v", err)
+	}
+	if _, err := os.Stat(namedWS); err != nil {
+		t.Errorf("a named workspace went with its session: %v", err)
+	}
+}
