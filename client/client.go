@@ -1,5 +1,6 @@
-// Package client is a Go client of agentloop's HTTP API (package server):
-// what `agentloop --server URL` uses. Errors from the server keep its
+// Package client is a Go client of agentloop's HTTP API: what
+// `agentloop --server URL` uses. It speaks the wire types of package api
+// and links nothing else of agentloop. Errors from the server keep its
 // message (the problem document's detail) and its status.
 package client
 
@@ -16,8 +17,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentloop/agentloop/loop"
-	"github.com/agentloop/agentloop/server"
+	"github.com/agentloop/agentloop/api"
 )
 
 // Client talks to one server.
@@ -83,22 +83,20 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 }
 
 // Start starts a session.
-func (c *Client) Start(ctx context.Context, req server.CreateRequest) (server.Created, error) {
-	var out server.Created
+func (c *Client) Start(ctx context.Context, req api.StartRequest) (api.Created, error) {
+	var out api.Created
 	return out, c.do(ctx, "POST", "/v1/sessions", req, &out)
 }
 
-// Get returns a session's state.
-func (c *Client) Get(ctx context.Context, id string) (*loop.State, error) {
-	var st loop.State
-	if err := c.do(ctx, "GET", "/v1/sessions/"+url.PathEscape(id), nil, &st); err != nil {
-		return nil, err
-	}
-	return &st, nil
+// Get reads a session's state into state, as encoding/json decodes it:
+// a *loop.State for the whole typed state, a *api.Summary for its
+// header, or a map.
+func (c *Client) Get(ctx context.Context, id string, state any) error {
+	return c.do(ctx, "GET", "/v1/sessions/"+url.PathEscape(id), nil, state)
 }
 
 // List returns sessions, newest first (status "" for all).
-func (c *Client) List(ctx context.Context, status string, limit int) ([]loop.Summary, error) {
+func (c *Client) List(ctx context.Context, status string, limit int) ([]api.Summary, error) {
 	q := url.Values{}
 	if status != "" {
 		q.Set("status", status)
@@ -106,7 +104,7 @@ func (c *Client) List(ctx context.Context, status string, limit int) ([]loop.Sum
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	var page server.ListPage
+	var page api.ListPage
 	if err := c.do(ctx, "GET", "/v1/sessions?"+q.Encode(), nil, &page); err != nil {
 		return nil, err
 	}
@@ -114,21 +112,21 @@ func (c *Client) List(ctx context.Context, status string, limit int) ([]loop.Sum
 }
 
 // EventsPage returns the stored events after seq after.
-func (c *Client) EventsPage(ctx context.Context, id string, after int64, limit int) (server.EventsPage, error) {
-	var page server.EventsPage
+func (c *Client) EventsPage(ctx context.Context, id string, after int64, limit int) (api.EventsPage, error) {
+	var page api.EventsPage
 	return page, c.do(ctx, "GET", fmt.Sprintf("/v1/sessions/%s/events?after=%d&limit=%d", url.PathEscape(id), after, limit), nil, &page)
 }
 
 // Control pauses, resumes, terminates or replies to a session (kind is
 // the endpoint: pause, resume, terminate, reply).
-func (c *Client) Control(ctx context.Context, id, kind string, body server.Control) (server.ControlResult, error) {
-	var out server.ControlResult
+func (c *Client) Control(ctx context.Context, id, kind string, body api.Control) (api.ControlResult, error) {
+	var out api.ControlResult
 	return out, c.do(ctx, "POST", "/v1/sessions/"+url.PathEscape(id)+"/"+kind, body, &out)
 }
 
 // Decide approves or denies a pending tool call.
-func (c *Client) Decide(ctx context.Context, id, call string, d server.Decision) (server.ControlResult, error) {
-	var out server.ControlResult
+func (c *Client) Decide(ctx context.Context, id, call string, d api.Decision) (api.ControlResult, error) {
+	var out api.ControlResult
 	return out, c.do(ctx, "POST", "/v1/sessions/"+url.PathEscape(id)+"/approvals/"+url.PathEscape(call), d, &out)
 }
 
@@ -139,13 +137,14 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 
 // Events follows a session's log over Server-Sent Events from seq after:
 // the stored events, then new ones, until the session ends or ctx does.
-// A dropped connection is resumed from the last event seen.
-func (c *Client) Events(ctx context.Context, id string, after int64) iter.Seq2[loop.Event, error] {
-	return func(yield func(loop.Event, error) bool) {
+// A dropped connection is resumed from the last event seen; a session
+// that had ended before the first event after after ends the sequence.
+func (c *Client) Events(ctx context.Context, id string, after int64) iter.Seq2[api.Event, error] {
+	return func(yield func(api.Event, error) bool) {
 		for retries := 0; retries < 5; {
 			req, err := http.NewRequestWithContext(ctx, "GET", strings.TrimRight(c.Base, "/")+"/v1/sessions/"+url.PathEscape(id)+"/events", nil)
 			if err != nil {
-				yield(loop.Event{}, err)
+				yield(api.Event{}, err)
 				return
 			}
 			req.Header.Set("Accept", "text/event-stream")
@@ -166,7 +165,11 @@ func (c *Client) Events(ctx context.Context, id string, after int64) iter.Seq2[l
 				resp.Body.Close()
 				var p struct{ Detail string }
 				json.Unmarshal(b, &p)
-				yield(loop.Event{}, &Error{Status: resp.StatusCode, Detail: p.Detail})
+				yield(api.Event{}, &Error{Status: resp.StatusCode, Detail: p.Detail})
+				return
+			}
+			if resp.StatusCode == http.StatusNoContent { // the session ended and nothing is after after
+				resp.Body.Close()
 				return
 			}
 			ended := false
@@ -177,8 +180,8 @@ func (c *Client) Events(ctx context.Context, id string, after int64) iter.Seq2[l
 				if !ok {
 					continue
 				}
-				var ev loop.Event
-				if json.Unmarshal([]byte(data), &ev) != nil || ev.Seq == 0 {
+				var ev api.Event
+				if json.Unmarshal([]byte(data), &ev) != nil || ev.Seq == 0 || ev.Type == "" {
 					continue // a delta, or a line that is not an event
 				}
 				after = ev.Seq
@@ -187,7 +190,7 @@ func (c *Client) Events(ctx context.Context, id string, after int64) iter.Seq2[l
 					resp.Body.Close()
 					return
 				}
-				if ev.Type == loop.TypeSessionEnded {
+				if ev.Type == sessionEnded {
 					ended = true
 					break
 				}
@@ -198,6 +201,9 @@ func (c *Client) Events(ctx context.Context, id string, after int64) iter.Seq2[l
 			}
 			retries++
 		}
-		yield(loop.Event{}, fmt.Errorf("the event stream from %s kept breaking", c.Base))
+		yield(api.Event{}, fmt.Errorf("the event stream from %s kept breaking", c.Base))
 	}
 }
+
+// sessionEnded is the type of a session's last event.
+const sessionEnded = "session.ended"

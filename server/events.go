@@ -10,16 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentloop/agentloop/api"
 	"github.com/agentloop/agentloop/feed"
 	"github.com/agentloop/agentloop/loop"
 )
-
-// EventsPage is GET /v1/sessions/{id}/events as JSON.
-type EventsPage struct {
-	Events []loop.Event `json:"events"`
-	// Next is the after= of the next page (the last seq returned).
-	Next int64 `json:"next"`
-}
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	id, ok := s.sessionID(w, r)
@@ -51,12 +45,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	page := EventsPage{Events: evs, Next: after}
-	if page.Events == nil {
-		page.Events = []loop.Event{}
-	}
-	if n := len(evs); n > 0 {
-		page.Next = evs[n-1].Seq
+	page := api.EventsPage{Events: make([]api.Event, 0, len(evs)), Next: after}
+	for _, ev := range evs {
+		data, err := ev.EncodeData()
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		page.Events = append(page.Events, api.Event{SessionID: ev.SessionID, Seq: ev.Seq, Type: string(ev.Type), Version: ev.Version, Time: ev.Time, Data: data})
+		page.Next = ev.Seq
 	}
 	writeJSON(w, http.StatusOK, page)
 }

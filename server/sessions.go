@@ -12,65 +12,28 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentloop/agentloop/api"
 	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
-	"github.com/agentloop/agentloop/model/provider"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
 )
-
-// CreateRequest is the body of POST /v1/sessions. A session is asked one of three
-// ways, told apart by shape: a task, a conversation (messages), or a
-// system prompt and a user message.
-type CreateRequest struct {
-	Task         string          `json:"task,omitempty"`
-	Messages     []model.Message `json:"messages,omitempty"`
-	SystemPrompt string          `json:"system_prompt,omitempty"`
-	UserMessage  string          `json:"user_message,omitempty"`
-	Model        string          `json:"model,omitempty"`
-	Mode         string          `json:"mode,omitempty"`
-	Workspace    string          `json:"workspace,omitempty"`
-	Profile      string          `json:"profile,omitempty"`
-	// Prompt names a stored system prompt: "name" (its latest version) or
-	// "name@3"; the session records which version it ran with.
-	Prompt        string   `json:"prompt,omitempty"`
-	Approval      string   `json:"approval,omitempty"`
-	MaxIterations int      `json:"max_iterations,omitempty"`
-	Timeout       string   `json:"timeout,omitempty"`
-	BudgetTokens  int      `json:"budget_tokens,omitempty"`
-	BudgetUSD     float64  `json:"budget_usd,omitempty"`
-	Verify        []string `json:"verify,omitempty"`
-	// Tools narrows the session's tools to these names.
-	Tools []string `json:"tools,omitempty"`
-	// Protocol is a protocol file of the server's (local servers only, as
-	// scripted models).
-	Protocol string            `json:"protocol,omitempty"`
-	Labels   map[string]string `json:"labels,omitempty"`
-	// Thinking lets a reasoning model think: low, medium, high or a
-	// token budget (Anthropic).
-	Thinking string `json:"thinking,omitempty"`
-}
-
-// Created is the answer to a create.
-type Created struct {
-	ID     string      `json:"id"`
-	Status loop.Status `json:"status"`
-	URL    string      `json:"url"`
-}
 
 func invalid(format string, a ...any) error {
 	return &service.Error{Kind: service.ErrInvalid, Msg: fmt.Sprintf(format, a...)}
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
-	var req CreateRequest
+	var req api.StartRequest
 	if err := s.decode(w, r, &req, false); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	c := callerOf(r.Context())
-	task, err := s.task(&req, s.mayRunUnasked(r, c))
+	d := s.cfg.Defaults
+	task, err := assemble.StartDefaults{Model: d.Model, Endpoint: d.Endpoint, Profile: d.Profile, Approval: d.Approval,
+		MaxIterations: d.MaxIterations, AllowFiles: d.AllowScripts}.Task(req, s.mayRunUnasked(r, c))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -102,7 +65,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		h := sha256.Sum256([]byte(c.Tenant + "\x00" + key))
 		task.ID = "idem-" + hex.EncodeToString(h[:10])
 		if st, err := s.svc.Get(r.Context(), c, task.ID); err == nil {
-			writeJSON(w, http.StatusOK, Created{ID: st.ID, Status: st.Status, URL: "/v1/sessions/" + st.ID})
+			writeJSON(w, http.StatusOK, api.Created{ID: st.ID, Status: string(st.Status), URL: "/v1/sessions/" + st.ID})
 			return
 		}
 	}
@@ -126,7 +89,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/v1/sessions/"+started.ID)
-	writeJSON(w, http.StatusCreated, Created{ID: started.ID, Status: loop.StatusRunning, URL: "/v1/sessions/" + started.ID})
+	writeJSON(w, http.StatusCreated, api.Created{ID: started.ID, Status: string(loop.StatusRunning), URL: "/v1/sessions/" + started.ID})
 }
 
 // mayRunUnasked reports whether this caller may start a session whose
@@ -136,134 +99,6 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 // widen what the person who started the server chose.
 func (s *Server) mayRunUnasked(r *http.Request, c service.Caller) bool {
 	return s.cfg.Defaults.Approval == "auto" || (c.Has(service.ScopeAdmin) && r.Header.Get("Authorization") != "")
-}
-
-// Bounds on verification commands a request supplies.
-const (
-	maxVerifyCommands = 16
-	maxVerifyLength   = 4096
-)
-
-// task turns a create request into a loop.Task with the server's
-// defaults. A request may narrow what the server allows, never widen it:
-// mayRunUnasked says whether it may ask for tools that run without asking.
-func (s *Server) task(req *CreateRequest, mayRunUnasked bool) (loop.Task, error) {
-	d := s.cfg.Defaults
-	var t loop.Task
-	asked := 0
-	if req.Task != "" {
-		asked++
-		t.Prompt = req.Task
-	}
-	if len(req.Messages) > 0 {
-		asked++
-		t.Messages = req.Messages
-	}
-	if req.UserMessage != "" || (req.SystemPrompt != "" && req.Task == "" && len(req.Messages) == 0) {
-		asked++
-		if req.UserMessage == "" {
-			return t, invalid("system_prompt needs a user_message with it")
-		}
-		t.Prompt, t.SystemPrompt = req.UserMessage, req.SystemPrompt
-	} else if req.SystemPrompt != "" {
-		t.SystemPrompt = req.SystemPrompt
-	}
-	switch {
-	case asked == 0:
-		return t, invalid(`say what to do: "task", "messages", or "system_prompt" with "user_message"`)
-	case asked > 1:
-		return t, invalid(`give one of "task", "messages", or "system_prompt" with "user_message", not several`)
-	}
-	spec := firstSet(req.Model, d.Model)
-	if strings.HasPrefix(req.Model, "script:") && req.Model != d.Model && !d.AllowScripts {
-		// Refused before the path is looked at: an answer about the file
-		// would tell a caller what exists on the server.
-		return t, &service.Error{Kind: service.ErrForbidden, Msg: "scripted models (script:PATH) name a file of the server's and are refused unless the server was started with --allow-script-models"}
-	}
-	spec, err := assemble.ModelSpec(spec)
-	if err != nil {
-		return t, invalid("model: %v", err)
-	}
-	t.Model, t.Endpoint, t.Profile = spec, d.Endpoint, firstSet(req.Profile, d.Profile)
-	if req.Model != "" && req.Model != d.Model {
-		t.Endpoint = "" // another model: its provider's own endpoint
-	}
-	if req.Thinking != "" {
-		if _, _, err := provider.ParseThinking(req.Thinking); err != nil {
-			return t, invalid("%v", err)
-		}
-		t.ModelOptions = &loop.ModelOptions{Thinking: req.Thinking}
-	}
-	switch req.Mode {
-	case "", "tools":
-		t.Mode = loop.ModeTools
-	case "thinking":
-		t.Mode = loop.ModeTools
-		if req.MaxIterations == 0 {
-			req.MaxIterations = 10
-		}
-	case "flash":
-		t.Mode = loop.ModeSingleShot
-	case "self-reasoning", "self_reasoning":
-		t.Mode = loop.ModeSelfReasoning
-	default:
-		return t, invalid("mode %q: use tools, thinking, flash or self-reasoning", req.Mode)
-	}
-	switch t.Approval = firstSet(req.Approval, d.Approval, "ask"); t.Approval {
-	case "auto":
-		if !mayRunUnasked {
-			return t, &service.Error{Kind: service.ErrForbidden, Msg: `approval "auto" refused: this server asks before writing and executing tools run (it was started without --yes), and only an admin key may ask for more; leave approval out, or start the server with --yes`}
-		}
-	case "ask":
-	default:
-		return t, invalid(`approval %q: use "auto" (tools run without asking) or "ask" (writing tools wait for POST …/approvals/{call})`, req.Approval)
-	}
-	if len(req.Verify) > 0 {
-		// Verification commands run without an approval of their own, so
-		// only a session whose tools run unasked may bring its own.
-		if t.Approval != "auto" {
-			return t, &service.Error{Kind: service.ErrForbidden, Msg: `"verify" refused: verification commands run without asking, and this session asks before commands run (approval "ask"); run the checks as the session's own commands, or use a session with approval "auto"`}
-		}
-		if len(req.Verify) > maxVerifyCommands {
-			return t, invalid("verify: at most %d commands, not %d", maxVerifyCommands, len(req.Verify))
-		}
-		for i, v := range req.Verify {
-			if strings.TrimSpace(v) == "" || len(v) > maxVerifyLength {
-				return t, invalid("verify[%d]: a command of 1 to %d bytes", i, maxVerifyLength)
-			}
-		}
-	}
-	if req.MaxIterations < 0 || req.BudgetTokens < 0 || req.BudgetUSD < 0 {
-		return t, invalid("limits cannot be negative")
-	}
-	limits := loop.Limits{MaxIterations: firstInt(req.MaxIterations, d.MaxIterations, loop.DefaultMaxIterations),
-		BudgetTokens: req.BudgetTokens, BudgetUSD: req.BudgetUSD, NoProgressAfter: 5, MaxToolCallsPerTurn: 10,
-		ModelCallTimeout: 5 * time.Minute, Timeout: 30 * time.Minute}
-	if req.Timeout != "" {
-		if limits.Timeout, err = time.ParseDuration(req.Timeout); err != nil || limits.Timeout <= 0 {
-			return t, invalid("timeout %q: give a duration such as \"10m\"", req.Timeout)
-		}
-	}
-	limits.ContextTokens = assemble.ContextWindow(spec, nil)
-	t.Limits = &limits
-	if len(req.Labels) > 32 {
-		return t, invalid("at most 32 labels")
-	}
-	for k, v := range req.Labels {
-		if k == "" || len(k) > 64 || len(v) > 256 {
-			return t, invalid("label %q: keys of 1-64 characters, values up to 256", k)
-		}
-	}
-	t.Labels, t.Verify, t.Workspace, t.Tools = req.Labels, req.Verify, req.Workspace, req.Tools
-	if req.Protocol != "" {
-		if !d.AllowScripts {
-			return t, &service.Error{Kind: service.ErrForbidden, Msg: "protocol files name a file of the server's and are refused unless the server was started with --allow-script-models"}
-		}
-		if t.Protocol, err = assemble.AbsPath(req.Protocol); err != nil {
-			return t, invalid("protocol: %v", err)
-		}
-	}
-	return t, nil
 }
 
 // validID refuses IDs that are not session IDs before they reach a store
@@ -281,12 +116,6 @@ func (s *Server) sessionID(w http.ResponseWriter, r *http.Request) (string, bool
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 	s.part(w, r, func(st *loop.State) any { return st })
-}
-
-// ListPage is GET /v1/sessions.
-type ListPage struct {
-	Sessions   []loop.Summary `json:"sessions"`
-	NextCursor string         `json:"next_cursor,omitempty"`
 }
 
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
@@ -346,9 +175,9 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	page := ListPage{Sessions: list}
-	if page.Sessions == nil {
-		page.Sessions = []loop.Summary{}
+	page := api.ListPage{Sessions: make([]api.Summary, len(list))}
+	for i, sum := range list {
+		page.Sessions[i] = summaryOf(sum)
 	}
 	if len(list) == f.Limit {
 		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(f.Offset+f.Limit)))
@@ -437,13 +266,11 @@ func firstSet(s ...string) string {
 	return ""
 }
 
-func firstInt(n ...int) int {
-	for _, x := range n {
-		if x > 0 {
-			return x
-		}
-	}
-	return 0
+// summaryOf is a session's summary in its wire form.
+func summaryOf(s loop.Summary) api.Summary {
+	return api.Summary{ID: s.ID, Tenant: s.Tenant, Task: s.Task, Model: s.Model, Status: string(s.Status), Reason: string(s.Reason),
+		Iteration: s.Iteration, MaxIterations: s.MaxIterations, Tokens: s.Tokens, CostUSD: s.CostUSD, CreatedAt: s.CreatedAt,
+		UpdatedAt: s.UpdatedAt, LastSeq: s.LastSeq, Workspace: s.Workspace, Labels: s.Labels}
 }
 
 // prune deletes the caller's ended sessions last changed before

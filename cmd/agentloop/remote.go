@@ -10,10 +10,11 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentloop/agentloop/api"
+	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/client"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
-	"github.com/agentloop/agentloop/server"
 )
 
 // The CLI as a client of `agentloop serve`: with --server URL (or
@@ -32,7 +33,7 @@ func remote(url string) *client.Client {
 // runRemote starts a session on the server and follows it like run does.
 func runRemote(url string, o *sessionFlags, task string, messages []model.Message, jsonOut bool, stdout, stderr io.Writer) int {
 	c := remote(url)
-	req := server.CreateRequest{Task: task, Messages: messages, MaxIterations: o.maxIterations, Verify: o.verify, Profile: o.agent}
+	req := api.StartRequest{Task: task, Messages: assemble.WireMessages(messages), MaxIterations: o.maxIterations, Verify: o.verify, Profile: o.agent}
 	if len(messages) > 0 {
 		req.Task = ""
 	}
@@ -61,6 +62,26 @@ func runRemote(url string, o *sessionFlags, task string, messages []model.Messag
 	return followRemote(c, created.ID, 0, o.maxIterations, jsonOut, stdout, stderr)
 }
 
+// stateOf reads a session's whole state from the server.
+func stateOf(ctx context.Context, c *client.Client, id string) (*loop.State, error) {
+	var st loop.State
+	if err := c.Get(ctx, id, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// summariesOf reads listed summaries as the local list prints them.
+func summariesOf(in []api.Summary) []loop.Summary {
+	out := make([]loop.Summary, len(in))
+	for i, s := range in {
+		out[i] = loop.Summary{ID: s.ID, Tenant: s.Tenant, Task: s.Task, Model: s.Model, Status: loop.Status(s.Status), Reason: loop.StopReason(s.Reason),
+			Iteration: s.Iteration, MaxIterations: s.MaxIterations, Tokens: s.Tokens, CostUSD: s.CostUSD, CreatedAt: s.CreatedAt,
+			UpdatedAt: s.UpdatedAt, LastSeq: s.LastSeq, Workspace: s.Workspace, Labels: s.Labels}
+	}
+	return out
+}
+
 func absScript(path string) (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -77,7 +98,7 @@ func followRemote(c *client.Client, id string, after int64, maxIter int, jsonOut
 	defer stop()
 	go func() {
 		<-ictx.Done()
-		if _, err := c.Control(context.Background(), id, "pause", server.Control{Reason: "interrupted"}); err == nil {
+		if _, err := c.Control(context.Background(), id, "pause", api.Control{Reason: "interrupted"}); err == nil {
 			fmt.Fprintln(stderr, "asked the server to pause the session")
 		}
 	}()
@@ -87,13 +108,17 @@ func followRemote(c *client.Client, id string, after int64, maxIter int, jsonOut
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
-		progress.event(ev)
-		if t := ev.Type; t == loop.TypeSessionEnded || t == loop.TypeSessionPaused || t == loop.TypeSessionWaiting {
+		e, err := loop.DecodeEvent(ev.SessionID, ev.Seq, loop.EventType(ev.Type), ev.Version, ev.Time, ev.Data)
+		if err != nil {
+			return fail(stderr, "event %d of session %s: %v (is this agentloop older than the server's?)", ev.Seq, id, err)
+		}
+		progress.event(e)
+		if t := e.Type; t == loop.TypeSessionEnded || t == loop.TypeSessionPaused || t == loop.TypeSessionWaiting {
 			break
 		}
 	}
 	progress.done()
-	st, err := c.Get(context.Background(), id)
+	st, err := stateOf(context.Background(), c, id)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -122,11 +147,11 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "agentloop sessions %s: missing arguments (see agentloop sessions -h)\n", sub)
 		return exitUsage
 	}
-	var res server.ControlResult
+	var res api.ControlResult
 	var err error
 	var before int64 // the log's end before a control that resumes the session
 	if sub == "resume" || sub == "reply" || sub == "approve" || sub == "deny" {
-		st, err := c.Get(ctx, rest[0])
+		st, err := stateOf(ctx, c, rest[0])
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
@@ -138,7 +163,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
-		return printList(list, *jsonOut, stdout, stderr)
+		return printList(summariesOf(list), *jsonOut, stdout, stderr)
 	case "show":
 		if *events {
 			var after int64
@@ -157,7 +182,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 				after = page.Next
 			}
 		}
-		st, err := c.Get(ctx, rest[0])
+		st, err := stateOf(ctx, c, rest[0])
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
@@ -179,7 +204,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 		}
 		var states []*loop.State
 		for _, id := range ids {
-			st, err := c.Get(ctx, id)
+			st, err := stateOf(ctx, c, id)
 			if err != nil {
 				return fail(stderr, "%v", err)
 			}
@@ -194,24 +219,24 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stdout, "session %s deleted\n", rest[0])
 		return 0
 	case "pause", "terminate":
-		res, err = c.Control(ctx, rest[0], sub, server.Control{Reason: strings.Join(rest[1:], " ")})
+		res, err = c.Control(ctx, rest[0], sub, api.Control{Reason: strings.Join(rest[1:], " ")})
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
 		fmt.Fprintf(stdout, "session %s: %s\n", rest[0], res.Outcome)
 		return 0
 	case "resume":
-		res, err = c.Control(ctx, rest[0], "resume", server.Control{Note: strings.Join(rest[1:], " ")})
+		res, err = c.Control(ctx, rest[0], "resume", api.Control{Note: strings.Join(rest[1:], " ")})
 	case "reply":
-		res, err = c.Control(ctx, rest[0], "reply", server.Control{Text: strings.Join(rest[1:], " ")})
+		res, err = c.Control(ctx, rest[0], "reply", api.Control{Text: strings.Join(rest[1:], " ")})
 	case "approve", "deny":
 		yes := sub == "approve"
-		d := server.Decision{Approve: &yes, ArgsHash: rest[2], Reason: strings.Join(rest[3:], " ")}
+		d := api.Decision{Approve: &yes, ArgsHash: rest[2], Reason: strings.Join(rest[3:], " ")}
 		if *argsJSON != "" {
 			if !json.Valid([]byte(*argsJSON)) {
 				return fail(stderr, "--args is not valid JSON: %s", *argsJSON)
 			}
-			d.Args = json.RawMessage(*argsJSON)
+			d.Arguments = json.RawMessage(*argsJSON)
 		}
 		res, err = c.Decide(ctx, rest[0], rest[1], d)
 	default:
@@ -225,11 +250,11 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 		}
 		return fail(stderr, "%v", err)
 	}
-	st, err := c.Get(ctx, rest[0])
+	st, err := stateOf(ctx, c, rest[0])
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if res.Status == loop.StatusRunning || st.Status == loop.StatusRunning {
+	if loop.Status(res.Status) == loop.StatusRunning || st.Status == loop.StatusRunning {
 		// It runs on the server: follow it from where it was.
 		return followRemote(c, rest[0], before, 0, false, stdout, stderr)
 	}

@@ -1,0 +1,216 @@
+package assemble
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentloop/agentloop/api"
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/model/provider"
+	"github.com/agentloop/agentloop/service"
+)
+
+// StartDefaults are what a start request leaves out, and what a request
+// may ask for beyond them.
+type StartDefaults struct {
+	Model    string
+	Endpoint string
+	Profile  string
+	// Approval is "auto" (tools run without asking) or "ask".
+	Approval      string
+	MaxIterations int
+	// AllowFiles lets a request name files of this machine: scripted
+	// models (script:PATH) and protocol files.
+	AllowFiles bool
+}
+
+// Bounds on verification commands a request supplies.
+const (
+	maxVerifyCommands = 16
+	maxVerifyLength   = 4096
+)
+
+// Task turns a start request into the loop.Task to start, with the
+// defaults applied: the one place a request is normalised. A request may
+// narrow what the server allows, never widen it: mayRunUnasked says
+// whether it may ask for tools that run without asking. Errors are
+// service errors (invalid, or forbidden for what the caller may not ask).
+func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task, error) {
+	var t loop.Task
+	asked := 0
+	if req.Task != "" {
+		asked++
+		t.Prompt = req.Task
+	}
+	if len(req.Messages) > 0 {
+		asked++
+		t.Messages = Messages(req.Messages)
+	}
+	if req.UserMessage != "" || (req.SystemPrompt != "" && req.Task == "" && len(req.Messages) == 0) {
+		asked++
+		if req.UserMessage == "" {
+			return t, invalid("system_prompt needs a user_message with it")
+		}
+		t.Prompt, t.SystemPrompt = req.UserMessage, req.SystemPrompt
+	} else if req.SystemPrompt != "" {
+		t.SystemPrompt = req.SystemPrompt
+	}
+	switch {
+	case asked == 0:
+		return t, invalid(`say what to do: "task", "messages", or "system_prompt" with "user_message"`)
+	case asked > 1:
+		return t, invalid(`give one of "task", "messages", or "system_prompt" with "user_message", not several`)
+	}
+	spec := firstSet(req.Model, d.Model)
+	if strings.HasPrefix(req.Model, "script:") && req.Model != d.Model && !d.AllowFiles {
+		// Refused before the path is looked at: an answer about the file
+		// would tell a caller what exists on the server.
+		return t, forbidden("scripted models (script:PATH) name a file of the server's and are refused unless the server was started with --allow-script-models")
+	}
+	spec, err := ModelSpec(spec)
+	if err != nil {
+		return t, invalid("model: %v", err)
+	}
+	t.Model, t.Endpoint, t.Profile = spec, d.Endpoint, firstSet(req.Profile, d.Profile)
+	if req.Model != "" && req.Model != d.Model {
+		t.Endpoint = "" // another model: its provider's own endpoint
+	}
+	if req.Thinking != "" {
+		if _, _, err := provider.ParseThinking(req.Thinking); err != nil {
+			return t, invalid("%v", err)
+		}
+		t.ModelOptions = &loop.ModelOptions{Thinking: req.Thinking}
+	}
+	switch req.Mode {
+	case "", "tools":
+		t.Mode = loop.ModeTools
+	case "thinking":
+		t.Mode = loop.ModeTools
+		if req.MaxIterations == 0 {
+			req.MaxIterations = 10
+		}
+	case "flash":
+		t.Mode = loop.ModeSingleShot
+	case "self-reasoning", "self_reasoning":
+		t.Mode = loop.ModeSelfReasoning
+	default:
+		return t, invalid("mode %q: use tools, thinking, flash or self-reasoning", req.Mode)
+	}
+	switch t.Approval = firstSet(req.Approval, d.Approval, "ask"); t.Approval {
+	case "auto":
+		if !mayRunUnasked {
+			return t, forbidden(`approval "auto" refused: this server asks before writing and executing tools run (it was started without --yes), and only an admin key may ask for more; leave approval out, or start the server with --yes`)
+		}
+	case "ask":
+	default:
+		return t, invalid(`approval %q: use "auto" (tools run without asking) or "ask" (writing tools wait for POST …/approvals/{call})`, req.Approval)
+	}
+	if len(req.Verify) > 0 {
+		// Verification commands run without an approval of their own, so
+		// only a session whose tools run unasked may bring its own.
+		if t.Approval != "auto" {
+			return t, forbidden(`"verify" refused: verification commands run without asking, and this session asks before commands run (approval "ask"); run the checks as the session's own commands, or use a session with approval "auto"`)
+		}
+		if len(req.Verify) > maxVerifyCommands {
+			return t, invalid("verify: at most %d commands, not %d", maxVerifyCommands, len(req.Verify))
+		}
+		for i, v := range req.Verify {
+			if strings.TrimSpace(v) == "" || len(v) > maxVerifyLength {
+				return t, invalid("verify[%d]: a command of 1 to %d bytes", i, maxVerifyLength)
+			}
+		}
+	}
+	if req.MaxIterations < 0 || req.BudgetTokens < 0 || req.BudgetUSD < 0 {
+		return t, invalid("limits cannot be negative")
+	}
+	limits := loop.Limits{MaxIterations: firstInt(req.MaxIterations, d.MaxIterations, loop.DefaultMaxIterations),
+		BudgetTokens: req.BudgetTokens, BudgetUSD: req.BudgetUSD, NoProgressAfter: 5, MaxToolCallsPerTurn: 10,
+		ModelCallTimeout: 5 * time.Minute, Timeout: 30 * time.Minute}
+	if req.Timeout != "" {
+		if limits.Timeout, err = time.ParseDuration(req.Timeout); err != nil || limits.Timeout <= 0 {
+			return t, invalid("timeout %q: give a duration such as \"10m\"", req.Timeout)
+		}
+	}
+	limits.ContextTokens = ContextWindow(spec, nil)
+	t.Limits = &limits
+	if len(req.Labels) > 32 {
+		return t, invalid("at most 32 labels")
+	}
+	for k, v := range req.Labels {
+		if k == "" || len(k) > 64 || len(v) > 256 {
+			return t, invalid("label %q: keys of 1-64 characters, values up to 256", k)
+		}
+	}
+	t.Labels, t.Verify, t.Workspace, t.Tools = req.Labels, req.Verify, req.Workspace, req.Tools
+	if req.Protocol != "" {
+		if !d.AllowFiles {
+			return t, forbidden("protocol files name a file of the server's and are refused unless the server was started with --allow-script-models")
+		}
+		if t.Protocol, err = AbsPath(req.Protocol); err != nil {
+			return t, invalid("protocol: %v", err)
+		}
+	}
+	return t, nil
+}
+
+// Messages converts a conversation from its wire form.
+func Messages(in []api.Message) []model.Message {
+	if in == nil {
+		return nil
+	}
+	out := make([]model.Message, len(in))
+	for i, m := range in {
+		out[i] = model.Message{Role: model.Role(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, ToolName: m.ToolName, IsError: m.IsError}
+		for _, c := range m.ToolCalls {
+			out[i].ToolCalls = append(out[i].ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Extra: c.Extra})
+		}
+		for _, r := range m.Reasoning {
+			out[i].Reasoning = append(out[i].Reasoning, model.ReasoningBlock{Type: r.Type, Text: r.Text, Signature: r.Signature, Data: r.Data})
+		}
+	}
+	return out
+}
+
+// WireMessages converts a conversation to its wire form.
+func WireMessages(in []model.Message) []api.Message {
+	if in == nil {
+		return nil
+	}
+	out := make([]api.Message, len(in))
+	for i, m := range in {
+		out[i] = api.Message{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, ToolName: m.ToolName, IsError: m.IsError}
+		for _, c := range m.ToolCalls {
+			out[i].ToolCalls = append(out[i].ToolCalls, api.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Extra: c.Extra})
+		}
+		for _, r := range m.Reasoning {
+			out[i].Reasoning = append(out[i].Reasoning, api.ReasoningBlock{Type: r.Type, Text: r.Text, Signature: r.Signature, Data: r.Data})
+		}
+	}
+	return out
+}
+
+func invalid(format string, a ...any) error {
+	return &service.Error{Kind: service.ErrInvalid, Msg: fmt.Sprintf(format, a...)}
+}
+
+func forbidden(msg string) error { return &service.Error{Kind: service.ErrForbidden, Msg: msg} }
+
+func firstSet(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func firstInt(n ...int) int {
+	for _, x := range n {
+		if x > 0 {
+			return x
+		}
+	}
+	return 0
+}
