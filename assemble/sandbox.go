@@ -66,6 +66,9 @@ func (r *Resolver) sandboxPolicy(spec *loop.SessionStarted, prof *config.Profile
 	}
 	p = p.WithDefaults()
 	p.Workspace = ws.Root()
+	if err := commandUser(&p, p.Workspace); err != nil {
+		return nil, err
+	}
 	if sessionID != "" {
 		dir, err := sandbox.PrivateDir(base, sessionID, p.UID, p.GID)
 		if err != nil {

@@ -68,6 +68,9 @@ type Config struct {
 	// Heartbeat is how often an idle event stream gets a comment line
 	// (default 15 s), so proxies keep it open and dead clients are found.
 	Heartbeat time.Duration
+	// Sandbox says where sessions' commands run, for /readyz: the
+	// backend and the network policy.
+	Sandbox struct{ Backend, Network string }
 	// Front is what the front door lets in beyond this server's own
 	// origin and loopback names (see front.go).
 	Front FrontDoor
@@ -90,6 +93,9 @@ type Defaults struct {
 	// file of the server's): for local use and tests.
 	AllowScripts  bool
 	MaxIterations int
+	// CommandUID and CommandGID, when set, are who sandboxed commands run
+	// as (a server running as root): new workspaces are given to them.
+	CommandUID, CommandGID int
 }
 
 // Server is the HTTP API.
@@ -217,7 +223,11 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusServiceUnavailable, "the server is starting or stopping")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	out := map[string]any{"status": "ready"}
+	if sb := s.cfg.Sandbox; sb.Backend != "" {
+		out["sandbox"] = map[string]string{"backend": sb.Backend, "network": sb.Network}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // statusWriter remembers the status for the request log, and passes

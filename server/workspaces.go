@@ -87,6 +87,10 @@ func (s *Server) workspace(c service.Caller, t *loop.Task) error {
 		return invalid("workspace %s cannot be made: %v", quote(asked), errors.Unwrap(err))
 	}
 	dir := filepath.Join(own, name)
+	if err := s.giveToCommands(root, own, dir); err != nil {
+		s.log.Error("giving a workspace to the sandbox user", "err", err)
+		return invalid("the server cannot make workspaces now (its log says why)")
+	}
 	// What the tools will open is where the path leads now: still inside.
 	real, err1 := filepath.EvalSymlinks(dir)
 	realOwn, err2 := filepath.EvalSymlinks(own)
@@ -94,6 +98,30 @@ func (s *Server) workspace(c service.Caller, t *loop.Task) error {
 		return &service.Error{Kind: service.ErrForbidden, Msg: "workspace " + quote(asked) + " leads outside your workspaces"}
 	}
 	t.Workspace = dir
+	return nil
+}
+
+// giveToCommands makes a new workspace writable by the user sandboxed
+// commands run as, when the server runs as root (they never do): the
+// workspace becomes theirs, and the directories above it can be passed
+// through (not listed) by them.
+func (s *Server) giveToCommands(root, own, dir string) error {
+	uid, gid := s.cfg.Defaults.CommandUID, s.cfg.Defaults.CommandGID
+	if uid <= 0 {
+		return nil
+	}
+	for _, d := range []string{root, filepath.Join(root, tenantsDir), own} {
+		if info, err := os.Stat(d); err == nil && info.Mode().Perm()&0o001 == 0 {
+			if err := os.Chmod(d, info.Mode().Perm()|0o011); err != nil {
+				return err
+			}
+		}
+	}
+	for d := dir; d != own && strings.HasPrefix(d, own+"/"); d = filepath.Dir(d) {
+		if err := os.Lchown(d, uid, gid); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

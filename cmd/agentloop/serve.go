@@ -23,6 +23,7 @@ import (
 	"github.com/agentloop/agentloop/feed"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/sandbox"
 	"github.com/agentloop/agentloop/server"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
@@ -214,7 +215,15 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if prof != nil {
 		profName = prof.Name
 	}
-	api := server.New(server.Config{Service: svc, Keys: st, RequireKeys: *authMode == "keys", Deltas: deltas, Logger: log,
+	var cmdUser sandbox.Policy // who sandboxed commands run as, when this server runs as root
+	if os.Geteuid() == 0 && sandboxing.Policy.Confined() {
+		cmdUser = sandboxing.Policy.WithDefaults()
+		if dir := closedAbove(*workspaces); dir != "" {
+			return fail(stderr, "this server runs as root and sandboxed commands run as uid %d, who cannot pass through %s to reach the workspaces in %s: "+
+				"use --workspaces somewhere they can reach (e.g. /var/lib/agentloop/workspaces), or chmod o+x %s", cmdUser.UID, dir, *workspaces, dir)
+		}
+	}
+	cfg := server.Config{Service: svc, Keys: st, RequireKeys: *authMode == "keys", Deltas: deltas, Logger: log,
 		Quotas:     server.Quotas{Running: *quotaRunning, TokensPerDay: *quotaTokens, USDPerDay: *quotaUSD},
 		RateLimit:  server.RateLimit{Per: *rateLimit, Burst: *rateBurst},
 		Workspaces: tracked,
@@ -222,7 +231,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		Telemetry:  tel,
 		Front:      server.FrontDoor{AllowedOrigins: origins, PublicURL: *publicURL},
 		Defaults: server.Defaults{Model: *modelSpec, Endpoint: assemble.RedactURL(*baseURL), Profile: profName, Approval: approval,
-			Workspaces: *workspaces, AllowScripts: *allowScripts}})
+			Workspaces: *workspaces, AllowScripts: *allowScripts,
+			CommandUID: cmdUser.UID, CommandGID: cmdUser.GID}}
+	cfg.Sandbox.Backend, cfg.Sandbox.Network = string(sandboxing.Policy.Backend), sandboxing.Policy.Network.String()
+	api := server.New(cfg)
 	var ready atomic.Bool
 	api.SetReady(ready.Load)
 
@@ -339,4 +351,17 @@ func configPrices(c *config.Config) string {
 		return ""
 	}
 	return c.Prices
+}
+
+// closedAbove is the first directory above dir that other users cannot
+// pass through (no o+x), or "".
+func closedAbove(dir string) string {
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if info, err := os.Stat(d); err == nil && info.Mode().Perm()&0o001 == 0 {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
 }

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A server run as root with the default sandbox: a session's command
+// runs as the unprivileged sandbox user and still writes its workspace,
+// which the server gave to that user.
+func TestServedSessionsWriteTheirWorkspaceAsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: it checks what a server running as root gives its commands")
+	}
+	c := newCLI(t)
+	if _, _, code := c.run("", "doctor"); code != 0 && os.Getenv("AGENTLOOP_SANDBOX_TESTS") != "1" {
+		t.Skip("no sandbox backend works here (agentloop doctor)")
+	}
+	base := t.TempDir()
+	os.Chmod(filepath.Dir(base), 0o711) // as a server's data directory would be: passable, not listable
+	os.Chmod(base, 0o711)
+	root := filepath.Join(base, "ws")
+	script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"execute_command","arguments":{"command":"id -u > who.txt; echo made > made.txt; cat made.txt"}}]},{"text":"done"}]}`)
+	s := c.serve("--sandbox", "landlock", "--yes", "--model", "script:"+script, "--workspaces", root)
+	if _, ready, _ := s.send(t, request{"GET", "/readyz", "", nil}); !strings.Contains(ready, `"backend":"landlock"`) || !strings.Contains(ready, `"network":"none"`) {
+		t.Errorf("/readyz does not say where commands run: %s", ready)
+	}
+	code, body, _ := s.send(t, request{"POST", "/v1/sessions", `{"task":"write"}`, map[string]string{"Content-Type": "application/json"}})
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	var created struct{ ID string }
+	json.Unmarshal([]byte(body), &created)
+	if st := s.waitFor(t, created.ID, "completed", "failed", "waiting", "paused", "error"); st != "completed" {
+		_, got, _ := s.send(t, request{"GET", "/v1/sessions/" + created.ID, "", nil})
+		t.Fatalf("the session is %s: %.2000s", st, got)
+	}
+	who, err := os.ReadFile(filepath.Join(root, created.ID, "who.txt"))
+	if err != nil || strings.TrimSpace(string(who)) == "0" || strings.TrimSpace(string(who)) == "" {
+		t.Fatalf("the command ran as %q (%v)", who, err)
+	}
+
+	// A workspaces directory the sandbox user cannot reach is refused at
+	// start, with what to do.
+	closed := filepath.Join(t.TempDir(), "ws")
+	os.Chmod(filepath.Dir(closed), 0o700)
+	_, stderr, code2 := c.run("", "serve", "--db", c.db, "--addr", "127.0.0.1:0", "--sandbox", "landlock", "--workspaces", closed)
+	if code2 == 0 || !strings.Contains(stderr, "chmod o+x") {
+		t.Fatalf("serve with unreachable workspaces: %d %s", code2, stderr)
+	}
+}
+
+// agentloop run as root: in a user's project the commands run as that
+// user; in a workspace root owns they could write nothing, so the run is
+// refused at start with what to do.
+func TestRunAsRootRunsCommandsAsTheWorkspaceOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	c := newCLI(t)
+	if _, _, code := c.run("", "doctor"); code != 0 && os.Getenv("AGENTLOOP_SANDBOX_TESTS") != "1" {
+		t.Skip("no sandbox backend works here (agentloop doctor)")
+	}
+	script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"execute_command","arguments":{"command":"id -u > who.txt"}}]},{"text":"done"}]}`)
+	base := t.TempDir()
+	os.Chmod(base, 0o711)
+	project := filepath.Join(base, "project")
+	os.Mkdir(project, 0o755)
+	os.Chown(project, 4242, 4242)
+	if _, stderr, code := c.run("", "run", "--sandbox", "landlock", "--yes", "--model", "script:"+script, "--dir", project, "go"); code != 0 {
+		t.Fatalf("run in a user's project: %d %s", code, stderr)
+	}
+	if who, _ := os.ReadFile(filepath.Join(project, "who.txt")); strings.TrimSpace(string(who)) != "4242" {
+		t.Fatalf("the command ran as %q, not the project's owner", who)
+	}
+	rootOwned := filepath.Join(base, "root-owned")
+	os.Mkdir(rootOwned, 0o755)
+	_, stderr, code := c.run("", "run", "--sandbox", "landlock", "--yes", "--model", "script:"+script, "--dir", rootOwned, "go")
+	if code == 0 || !strings.Contains(stderr, "chown -R") || !strings.Contains(stderr, "--sandbox none") {
+		t.Fatalf("run in a root-owned workspace: %d %s", code, stderr)
+	}
+}
