@@ -58,15 +58,18 @@ type contender struct {
 
 var all = []contender{
 	{Name: "baseline", Module: "main", Pkg: "./bench/compare/contenders/baseline"},
+	// The path the product takes: sessions started through package service
+	// (a lease each, every append fenced), as `agentloop run` and
+	// `agentloop serve` start them.
+	{Name: "agentloop-service-sqlite", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "sqlite", "-via", "service"}},
+	// The bare loop.Runner, as a program embedding the library drives it.
 	{Name: "agentloop-sqlite", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "sqlite"}},
 	{Name: "agentloop-memory", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "memory"}},
 	// Not run unless named in -contenders: it needs PostgreSQL's binaries
 	// (or $AGENTLOOP_BENCH_POSTGRES), and its server shares the CPUs.
 	{Name: "agentloop-postgres", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "postgres"}, optIn: true},
 	// Run returns before a session's last commit lands (loop.Config.EndBehind);
-	// the harness awaits every commit inside the measured time. (SQLite
-	// needs no such contender: it journals a session's end, durable at
-	// once, and commits it behind the return by default.)
+	// the harness awaits every commit inside the measured time.
 	{Name: "agentloop-postgres-endbehind", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "postgres", "-end-behind"}, optIn: true},
 	{Name: "openai-go", Module: "peers", Pkg: "./openaigo"},
 	{Name: "langchaingo", Module: "peers", Pkg: "./langchaingo"},

@@ -274,11 +274,14 @@ func targets(rep *report) []target {
 		}
 		return fmt.Sprintf(" — missed by %.0f%%", (got/limit-1)*100)
 	}
-	for _, name := range []string{"agentloop-sqlite", "agentloop-postgres", "agentloop-postgres-endbehind"} {
+	// The product's path (the service) may add its lease and fence to
+	// what the bare runner costs.
+	seqLimit := map[string]float64{"agentloop-service-sqlite": 1.2, "agentloop-sqlite": 1.15, "agentloop-postgres": 1.15, "agentloop-postgres-endbehind": 1.15}
+	for _, name := range []string{"agentloop-service-sqlite", "agentloop-sqlite", "agentloop-postgres", "agentloop-postgres-endbehind"} {
 		if r, ok := seq[name]; ok {
-			got := r.WallRatio.Median
-			out = append(out, target{Name: "sequential wall per iteration, " + name, Want: "≤ 1.15× baseline",
-				Got: fmt.Sprintf("%.2f× (rounds %.2f–%.2f)%s", got, r.WallRatio.Min, r.WallRatio.Max, miss(got, 1.15)), Met: got <= 1.15})
+			got, limit := r.WallRatio.Median, seqLimit[name]
+			out = append(out, target{Name: "sequential wall per iteration, " + name, Want: fmt.Sprintf("≤ %.2f× baseline", limit),
+				Got: fmt.Sprintf("%.2f× (rounds %.2f–%.2f)%s", got, r.WallRatio.Min, r.WallRatio.Max, miss(got, limit)), Met: got <= limit})
 		}
 	}
 	fewest, fewestName := math.Inf(1), ""
@@ -297,7 +300,7 @@ func targets(rep *report) []target {
 				Got: fmt.Sprintf("%.0f%s", got, miss(got, fewest)), Met: got < fewest})
 		}
 	}
-	for _, name := range []string{"agentloop-sqlite", "agentloop-postgres", "agentloop-postgres-endbehind", "agentloop-memory"} {
+	for _, name := range []string{"agentloop-service-sqlite", "agentloop-sqlite", "agentloop-postgres", "agentloop-postgres-endbehind", "agentloop-memory"} {
 		if r, ok := conc[name]; ok {
 			out = append(out, target{Name: fmt.Sprintf("%d concurrent, wall, %s", rep.Settings.Conc, name), Want: "≤ 1.3× baseline",
 				Got: fmt.Sprintf("%.2f× (rounds %.2f–%.2f)%s", r.WallRatio.Median, r.WallRatio.Min, r.WallRatio.Max, miss(r.WallRatio.Median, 1.3)), Met: r.WallRatio.Median <= 1.3})

@@ -1,10 +1,13 @@
-// Command agentloop is the agentloop contender of the comparison: one
-// loop.Runner over the OpenAI-compatible provider (model/provider, non-
-// streaming: no OnDelta), the add tool in a tool.Registry (schema compiled
-// once), and either a durable store (SQLite, or PostgreSQL: every event
-// written) or the in-memory store.
+// Command agentloop is the agentloop contender of the comparison: the
+// OpenAI-compatible provider (model/provider, non-streaming: no OnDelta),
+// the add tool in a tool.Registry (schema compiled once), and either a
+// durable store (SQLite, or PostgreSQL: every event written) or the
+// in-memory store. Sessions run on a bare loop.Runner (-via runner), or are
+// started through package service (-via service) as `agentloop run` and
+// `agentloop serve` start them: a lease per session and every append
+// fenced by its token.
 //
-//	agentloop -store sqlite|postgres|memory [-pg URL] -server URL -mode seq|conc …
+//	agentloop -store sqlite|postgres|memory [-via runner|service] [-pg URL] -server URL -mode seq|conc …
 //
 // With -store postgres and no -pg (nor $AGENTLOOP_BENCH_POSTGRES), the
 // contender starts a PostgreSQL server of its own (pgtest.StartServer: the
@@ -22,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
@@ -30,6 +34,8 @@ import (
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/provider"
+	"github.com/agentloop/agentloop/service"
+	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/memory"
 	"github.com/agentloop/agentloop/store/postgres"
 	"github.com/agentloop/agentloop/store/postgres/pgtest"
@@ -37,36 +43,45 @@ import (
 	"github.com/agentloop/agentloop/tool"
 )
 
-// log is what the runner needs of a store, plus Close.
-type log interface {
-	loop.Log
-	Close() error
-}
-
 func main() {
-	store := flag.String("store", "sqlite", "sqlite or postgres (durable, every event written) or memory")
-	pg := flag.String("pg", os.Getenv("AGENTLOOP_BENCH_POSTGRES"), "-store postgres: a server's URL (postgres://…; a database is made for the run and dropped); empty: start a server of its own")
-	endBehind := flag.Bool("end-behind", false, "loop.Config.EndBehind (-store postgres): Run returns before a session's last commit lands; the harness waits for the commits (Runner.Sync) inside the measured time. SQLite needs none: it journals a session's end, durable at once, and commits it behind the return")
+	var o options
+	flag.StringVar(&o.store, "store", "sqlite", "sqlite or postgres (durable, every event written) or memory")
+	flag.StringVar(&o.via, "via", "runner", "runner: sessions run on a bare loop.Runner; service: started through package service (a lease per session, every append fenced), the path `agentloop run` and `agentloop serve` take")
+	flag.StringVar(&o.pg, "pg", os.Getenv("AGENTLOOP_BENCH_POSTGRES"), "-store postgres: a server's URL (postgres://…; a database is made for the run and dropped); empty: start a server of its own")
+	flag.BoolVar(&o.endBehind, "end-behind", false, "loop.Config.EndBehind (-via runner): Run returns before a session's last commit lands; the harness waits for the commits (Runner.Sync) inside the measured time")
 	harness.Main(func() harness.Contender {
-		notes := map[string]string{
-			"sqlite":   "loop.Runner + model/provider openai (non-streaming) + store/sqlite: every event durable (a session's end journaled before Run returns, committed behind it; every commit awaited inside the measured time, Runner.Sync)",
-			"postgres": "loop.Runner + model/provider openai (non-streaming) + store/postgres (fsync on): every event durable",
-			"memory":   "loop.Runner + model/provider openai (non-streaming) + store/memory",
+		stores := map[string]string{
+			"sqlite":   "store/sqlite: every event durable",
+			"postgres": "store/postgres (fsync on): every event durable",
+			"memory":   "store/memory",
 		}
-		name, note := "agentloop-"+*store, notes[*store]
-		if *endBehind && *store == "sqlite" {
-			fmt.Fprintln(os.Stderr, "agentloop: -end-behind changes nothing with -store sqlite: a session's end is journaled and committed behind the return already")
+		name, note := "agentloop-"+o.store, "loop.Runner + model/provider openai (non-streaming) + "+stores[o.store]
+		switch {
+		case o.via == "service" && o.endBehind:
+			fmt.Fprintln(os.Stderr, "agentloop: -end-behind needs -via runner: the service makes every end durable before it lets the session's lease go")
+			os.Exit(2)
+		case o.via == "service":
+			name = "agentloop-service-" + o.store
+			note = "service.New + Start (a lease per session, every append fenced by its token) over loop.Runner + model/provider openai (non-streaming) + " + stores[o.store]
+		case o.via != "runner":
+			fmt.Fprintf(os.Stderr, "agentloop: -via %q: want runner or service\n", o.via)
 			os.Exit(2)
 		}
-		if *endBehind {
+		if o.endBehind {
 			name += "-endbehind"
 			note += "; Run returns before the session's last commit lands (loop.Config.EndBehind), every commit awaited inside the measured time (Runner.Sync)"
 		}
 		return harness.Contender{Name: name, Notes: note,
 			New: func(ctx context.Context, env harness.Env) (*harness.Runtime, error) {
-				return newRuntime(ctx, env, *store, *pg, *endBehind)
+				return newRuntime(ctx, env, o)
 			}}
 	})
+}
+
+// options are the contender's flags.
+type options struct {
+	store, via, pg string
+	endBehind      bool
 }
 
 // pure marks a tool that computes its result from its arguments alone:
@@ -76,10 +91,31 @@ type pure struct{ tool.Tool }
 
 func (pure) Idempotent() bool { return true }
 
-// AddTool is add over workload.Add: a pure function, declared so.
-func addTool() tool.Tool {
+// addTool is add over workload.Add: a pure function, declared so.
+func addTool() tool.Tool { return addToolIn(nil) }
+
+// boundTools is a registry of add whose calls count in the harness's
+// session in counter, whatever context the tool is called with.
+type boundTools struct {
+	reg     *tool.Registry
+	counter atomic.Value // context.Context
+}
+
+func newBoundTools() *boundTools {
+	b := &boundTools{}
+	b.reg = tool.MustRegistry(addToolIn(&b.counter))
+	return b
+}
+
+// addToolIn is addTool counting its calls in the harness's session found
+// in counter rather than in the context the tool is called with (when
+// counter is not nil).
+func addToolIn(counter *atomic.Value) tool.Tool {
 	return pure{tool.Func(model.ToolSpec{Name: workload.ToolName, Description: workload.ToolDescription, Parameters: json.RawMessage(workload.ToolSchema)},
 		func(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+			if counter != nil {
+				ctx = counter.Load().(context.Context)
+			}
 			sum, err := workload.AddJSON(ctx, args)
 			if err != nil {
 				return tool.Result{}, err
@@ -88,10 +124,10 @@ func addTool() tool.Tool {
 		})}
 }
 
-func newRuntime(ctx context.Context, env harness.Env, store, pgURL string, endBehind bool) (*harness.Runtime, error) {
-	var st log
+func newRuntime(ctx context.Context, env harness.Env, o options) (*harness.Runtime, error) {
+	var st store.Store
 	dbPath := filepath.Join(env.Dir, "agentloop.db")
-	switch store {
+	switch o.store {
 	case "sqlite":
 		s, err := sqlite.Open(dbPath)
 		if err != nil {
@@ -99,7 +135,7 @@ func newRuntime(ctx context.Context, env harness.Env, store, pgURL string, endBe
 		}
 		st = s
 	case "postgres":
-		s, err := openPostgres(ctx, pgURL)
+		s, err := openPostgres(ctx, o.pg)
 		if err != nil {
 			return nil, err
 		}
@@ -107,25 +143,85 @@ func newRuntime(ctx context.Context, env harness.Env, store, pgURL string, endBe
 	case "memory":
 		st = memory.New()
 	default:
-		return nil, fmt.Errorf("-store %q: want sqlite, postgres or memory", store)
+		return nil, fmt.Errorf("-store %q: want sqlite, postgres or memory", o.store)
 	}
 	m, err := provider.Open("openai/"+workload.ModelName, provider.Options{BaseURL: env.BaseURL, APIKey: workload.APIKey, HTTPClient: env.HTTPClient})
 	if err != nil {
 		return nil, err
 	}
-	runner, err := loop.New(loop.Config{
+	cfg := loop.Config{
 		Model: m, ModelName: workload.ModelName, Tools: tool.MustRegistry(addTool()), Log: st,
 		SystemPrompt: workload.SystemPrompt, Limits: loop.Limits{MaxIterations: workload.Iterations + 4},
-		EndBehind: endBehind,
-	})
-	if err != nil {
-		return nil, err
+		EndBehind: o.endBehind,
+	}
+	// runSession runs one session to its end.
+	var runSession func(ctx context.Context) (*loop.State, error)
+	settle := func() error { return nil }
+	stop := func() error { return nil }
+	if o.via == "service" {
+		// A service runs its sessions under its own context, not the
+		// caller's, so the harness's tool-call counter reaches the add
+		// tool through the session's Env, resolved per session. Its
+		// registries are kept for the next sessions: compiling the tool's
+		// schema for each would be this harness's cost, not the service's.
+		var (
+			counters sync.Map // session ID → the context Start was called with
+			freeMu   sync.Mutex
+			free     []*boundTools
+		)
+		cfg.Model, cfg.Tools = nil, nil
+		cfg.Resolve = func(_ context.Context, _ *loop.SessionStarted, st *loop.State) (*loop.Env, error) {
+			ctx, ok := counters.Load(st.ID)
+			if !ok {
+				return nil, fmt.Errorf("session %s: not started by this harness", st.ID)
+			}
+			freeMu.Lock()
+			var b *boundTools
+			if n := len(free); n > 0 {
+				b, free = free[n-1], free[:n-1]
+			}
+			freeMu.Unlock()
+			if b == nil {
+				b = newBoundTools()
+			}
+			b.counter.Store(ctx.(context.Context))
+			return &loop.Env{Model: m, Tools: b.reg, SystemPrompt: workload.SystemPrompt, Close: func() {
+				freeMu.Lock()
+				free = append(free, b)
+				freeMu.Unlock()
+			}}, nil
+		}
+		svc, err := service.New(service.Config{Store: st, Runner: cfg})
+		if err != nil {
+			return nil, err
+		}
+		caller := service.Local("bench")
+		runSession = func(ctx context.Context) (*loop.State, error) {
+			id := loop.RandomID()
+			counters.Store(id, ctx)
+			defer counters.Delete(id)
+			started, err := svc.Start(ctx, caller, loop.Task{ID: id, Prompt: workload.Prompt})
+			if err != nil {
+				return nil, err
+			}
+			return started.Session.Wait(ctx)
+		}
+		stop = svc.Close
+	} else {
+		runner, err := loop.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		runSession = func(ctx context.Context) (*loop.State, error) {
+			return runner.Run(ctx, loop.Task{Prompt: workload.Prompt})
+		}
+		settle = func() error { return runner.Sync(context.Background()) }
 	}
 	var mu sync.Mutex
 	var sessions int
 	var lastID string
 	run := func(ctx context.Context) (string, error) {
-		s, err := runner.Run(ctx, loop.Task{Prompt: workload.Prompt})
+		s, err := runSession(ctx)
 		if err != nil {
 			return "", err
 		}
@@ -139,7 +235,6 @@ func newRuntime(ctx context.Context, env harness.Env, store, pgURL string, endBe
 		return s.Answer, nil
 	}
 	var events int
-	settle := func() error { return runner.Sync(context.Background()) }
 	closeFn := func() error {
 		// Count the events of one session before closing the store, once
 		// every end committing behind its return has landed.
@@ -153,11 +248,11 @@ func newRuntime(ctx context.Context, env harness.Env, store, pgURL string, endBe
 			}
 			events = len(ev)
 		}
-		return st.Close()
+		return errors.Join(stop(), st.Close())
 	}
 	stats := func() map[string]float64 {
 		out := map[string]float64{"events_per_session": float64(events), "sessions_total": float64(sessions)}
-		if store == "sqlite" && sessions > 0 {
+		if o.store == "sqlite" && sessions > 0 {
 			var size int64
 			for _, suffix := range []string{"", "-wal", "-shm"} {
 				if fi, err := os.Stat(dbPath + suffix); err == nil {
@@ -181,7 +276,7 @@ type pgLog struct {
 
 func (l pgLog) Close() error { return errors.Join(l.Store.Close(), l.drop()) }
 
-func openPostgres(ctx context.Context, url string) (log, error) {
+func openPostgres(ctx context.Context, url string) (store.Store, error) {
 	stop := func() {}
 	if url == "" {
 		u, s, err := pgtest.StartServer(true)

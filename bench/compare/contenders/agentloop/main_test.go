@@ -17,20 +17,19 @@ func TestSessions(t *testing.T) {
 	srv := httptest.NewServer(fake.New(0))
 	defer srv.Close()
 	events := map[string]float64{}
-	for _, c := range []struct {
-		store     string
-		endBehind bool
-	}{{"sqlite", false}, {"postgres", false}, {"memory", false}, {"postgres", true}} {
-		name := c.store
-		if c.endBehind {
+	for _, o := range []options{
+		{store: "sqlite", via: "runner"}, {store: "postgres", via: "runner"}, {store: "memory", via: "runner"},
+		{store: "postgres", via: "runner", endBehind: true}, {store: "sqlite", via: "service"},
+	} {
+		name := o.via + "-" + o.store
+		if o.endBehind {
 			name += "-endbehind"
 		}
 		t.Run(name, func(t *testing.T) {
-			pg := ""
-			if c.store == "postgres" {
-				pg = pgtest.ServerURL(t)
+			if o.store == "postgres" {
+				o.pg = pgtest.ServerURL(t)
 			}
-			rt, err := newRuntime(t.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: t.TempDir()}, c.store, pg, c.endBehind)
+			rt, err := newRuntime(t.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: t.TempDir()}, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,16 +48,16 @@ func TestSessions(t *testing.T) {
 			if st["events_per_session"] < float64(workload.Iterations) || st["sessions_total"] != 3 {
 				t.Fatalf("stats %v", st)
 			}
-			if c.store == "sqlite" && st["db_bytes"] == 0 {
+			if o.store == "sqlite" && st["db_bytes"] == 0 {
 				t.Fatalf("stats %v", st)
 			}
 			events[name] = st["events_per_session"]
 		})
 	}
 	// A session whose end committed behind its return is stored whole once
-	// settled: as many events as one whose end was awaited (and SQLite's,
-	// journaled and committed behind, as many as the memory store's).
-	if events["postgres-endbehind"] != events["postgres"] || events["sqlite"] != events["memory"] {
+	// settled: as many events as one whose end was awaited; every store and
+	// either way in holds the same session.
+	if events["runner-postgres-endbehind"] != events["runner-postgres"] || events["runner-sqlite"] != events["runner-memory"] || events["service-sqlite"] != events["runner-sqlite"] {
 		t.Fatalf("events per session: %v", events)
 	}
 }
@@ -71,9 +70,9 @@ func TestSessions(t *testing.T) {
 func BenchmarkSession(b *testing.B) {
 	srv := httptest.NewServer(fake.New(0))
 	defer srv.Close()
-	for _, store := range []string{"memory", "sqlite"} {
-		b.Run(store, func(b *testing.B) {
-			rt, err := newRuntime(b.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: b.TempDir()}, store, "", false)
+	for _, o := range []options{{store: "memory", via: "runner"}, {store: "sqlite", via: "runner"}, {store: "sqlite", via: "service"}} {
+		b.Run(o.via+"-"+o.store, func(b *testing.B) {
+			rt, err := newRuntime(b.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: b.TempDir()}, o)
 			if err != nil {
 				b.Fatal(err)
 			}
