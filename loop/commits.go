@@ -206,46 +206,6 @@ func (c *commits) handOverNow() error {
 	return nil
 }
 
-// handOverJournaled hands the buffer to a journaled commit (JournalLog):
-// durable once AppendJournaled returns, landing behind; report receives
-// its outcome (nil, or the failure as ErrNotSaved), from the log's
-// goroutine. The commits in flight land first — a journal entry follows
-// the log as committed, so that after a crash it is committed from where
-// the log ends — and journaled reports false when the log could not
-// journal the events (the buffer stays, for flush). It reports a commit in
-// flight that failed. The journaled commit is not counted in flight: the
-// session has stopped, and nothing of it waits for the commit but report.
-func (c *commits) handOverJournaled(j JournalLog, report func(error)) (journaled bool, err error) {
-	for {
-		if err := c.waitPending(); err != nil {
-			return false, err
-		}
-		c.mu.Lock()
-		if c.inflight == 0 {
-			break
-		}
-		c.mu.Unlock() // handed over late meanwhile (handOverLate)
-	}
-	defer c.mu.Unlock()
-	if len(c.buf) == 0 {
-		return false, nil
-	}
-	evs, p := c.buf, c.bufp
-	if j.AppendJournaled(c.ctx, evs, func(err error) {
-		putEventBuffer(p, evs) // as handOver's
-		if err != nil {
-			err = fmt.Errorf("session %s: saving events: %w", c.id, notSaved{err})
-		}
-		report(err)
-	}) != nil {
-		return false, nil
-	}
-	c.disarm()
-	c.buf, c.bufp = nil, nil
-	c.handed = time.Now()
-	return true, nil
-}
-
 // flush makes the buffer and every commit in flight durable. The buffer is
 // appended before the commits in flight are awaited: a plain Append is one
 // the store commits at once, and the commits in flight — queued before it —

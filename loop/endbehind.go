@@ -7,40 +7,16 @@ import (
 )
 
 // finish makes the session's last events durable before it stops running
-// here. A session run to its stop by prepare (a stepwise driver's step
-// stays as it was) on a JournalLog has them journaled — durable at once —
-// and committed behind its return; under Config.EndBehind, on another
-// AsyncLog, they are handed to a commit behind its return (endBehind).
-// Either way the session counts as ending until the commit lands.
+// here, unless the session ran to its stop by prepare (a stepwise driver's
+// step stays as it was) under Config.EndBehind on an AsyncLog: then they
+// are handed to a commit behind its return (endBehind), and the session
+// counts as ending until the commit lands.
 func (s *Session) finish(ctx context.Context) error {
 	s.commitsFor(ctx)
-	if !s.runsToStop || s.c.async == nil {
-		return s.c.flush()
-	}
-	if j, ok := s.c.async.(JournalLog); ok {
-		return s.endJournaled(j)
-	}
-	if s.r.cfg.EndBehind {
+	if s.runsToStop && s.c.async != nil && s.r.cfg.EndBehind {
 		return s.endBehind()
 	}
 	return s.c.flush()
-}
-
-// endJournaled has the session's last events journaled and committed
-// behind its return; when the log cannot journal them, they are committed
-// before it (flush).
-func (s *Session) endJournaled(j JournalLog) error {
-	// Registered first: the commit may land before AppendJournaled returns.
-	landed := s.r.endStarts(s.id)
-	journaled, err := s.c.handOverJournaled(j, func(err error) { s.r.endLanded(s.id, landed, err) })
-	if err == nil && journaled {
-		return nil
-	}
-	if err == nil {
-		err = s.c.flush()
-	}
-	s.r.endLanded(s.id, landed, nil) // committed, or failed and reported by the run
-	return err
 }
 
 // endBehind hands the session's last events to a commit behind its return.
@@ -87,8 +63,8 @@ func (r *Runner) endLanded(id string, landed chan struct{}, err error) {
 }
 
 // awaitEnd waits until the last events of a session that ended here
-// behind its return (journaled, or under Config.EndBehind) are committed,
-// so that what is read from the log next includes them.
+// behind its return (Config.EndBehind) are committed, so that what is read
+// from the log next includes them.
 func (r *Runner) awaitEnd(ctx context.Context, id string) error {
 	r.mu.Lock()
 	landed := r.endingIDs[id]
@@ -114,10 +90,9 @@ func (r *Runner) load(ctx context.Context, id string) ([]Event, error) {
 }
 
 // Sync waits until the last events of every session that ended here are
-// committed — a JournalLog's journaled ends are durable at the return but
-// committed behind it; under Config.EndBehind, on another AsyncLog, they
-// are not durable until then — and reports the commits of them that failed
-// since the last Sync, each naming its session (errors.Is ErrNotSaved).
+// committed — under Config.EndBehind they are not durable until then —
+// and reports the commits of them that failed since the last Sync, each
+// naming its session (errors.Is ErrNotSaved).
 // Those sessions are in the log without the events of that commit: Resume
 // recovers them. With no end committing behind it returns nil at
 // once.

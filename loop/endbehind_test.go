@@ -228,3 +228,29 @@ func awaitHeldEnd(t *testing.T, r *loop.Runner, id string, release func()) {
 		t.Fatalf("Resume after the end landed: %v, want ErrFinished", err)
 	}
 }
+
+// Sync keeps the failures of at most 100 ends, each naming its session,
+// and counts the rest, still as ErrNotSaved.
+func TestSyncCountsFailuresPastItsBound(t *testing.T) {
+	e := newEnv()
+	log := &failEndLog{memLog: e.log}
+	log.fail.Store(true)
+	const n = 103
+	var steps []scripted.Step
+	for range n {
+		steps = append(steps, scripted.Call("read_file", `{"path":"a"}`), scripted.Text("done"))
+	}
+	r := e.runner(t, scripted.Replies(steps...), []tool.Tool{idem{echoTool("read_file", &recorder{})}}, func(c *loop.Config) { c.Log, c.EndBehind = log, true })
+	for range n {
+		if st := run(t, r, "read a"); st.Status != loop.StatusCompleted {
+			t.Fatalf("session %s: %s", st.ID, st.Status)
+		}
+	}
+	err := r.Sync(t.Context())
+	if !errors.Is(err, loop.ErrNotSaved) || strings.Count(err.Error(), "disk full") != 100 || !strings.Contains(err.Error(), "and 3 more sessions whose last events were not saved") {
+		t.Fatalf("Sync after %d failed ends: %v", n, err)
+	}
+	if err := r.Sync(t.Context()); err != nil {
+		t.Fatalf("second Sync: %v", err)
+	}
+}

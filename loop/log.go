@@ -33,19 +33,6 @@ type AsyncLog interface {
 	AppendAsync(ctx context.Context, events []Event, done func(error))
 }
 
-// JournalLog is an AsyncLog that can make events durable before their
-// commit: AppendJournaled writes them where the log finds them again after
-// a crash of this process (the SQLite store's journal beside its database)
-// and returns; their commit lands behind, in order with AppendAsync's, and
-// done reports it. When it cannot, it returns the reason having queued
-// nothing and without calling done. The runner journals the events a
-// session ends with: Run returns once they are durable, without waiting
-// for their commit (see Runner.Sync).
-type JournalLog interface {
-	AsyncLog
-	AppendJournaled(ctx context.Context, events []Event, done func(error)) error
-}
-
 // ErrNotFound is returned (wrapped) when a session does not exist.
 var ErrNotFound = errors.New("session not found")
 

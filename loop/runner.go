@@ -61,9 +61,9 @@ type Config struct {
 	// caller that shows the answer to the world (replies to a client,
 	// stores it elsewhere) calls Sync first. Only an AsyncLog commits
 	// behind; with another Log, and for terminated sessions, the end is
-	// durable before the return as usual. A JournalLog (the SQLite store)
-	// needs no EndBehind: a session's end is journaled, durable at the
-	// return, and committed behind it whatever this says.
+	// durable before the return as usual. It pays where a commit is a
+	// network round trip (PostgreSQL); the service never sets it (a
+	// session's lease is let go once its end is durable).
 	EndBehind bool
 	// Resolve builds each session's Env from its session.started.
 	Resolve Resolver
@@ -110,7 +110,7 @@ type Runner struct {
 	mu   sync.Mutex
 	live map[string]*Session
 	// endingIDs holds the sessions that ended here and whose last events
-	// are still committing (journaled, or under Config.EndBehind), each
+	// are still committing (under Config.EndBehind), each
 	// with a channel closed when the commit reports; endErrs the commits
 	// that failed, for Sync.
 	endingIDs   map[string]chan struct{}
@@ -204,9 +204,8 @@ func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
 // Run records a new session and runs it on the caller's goroutine until it
 // stops (ends, pauses or waits). Controls still work through
 // Runner.Session, Runner.Pause and Runner.Terminate. What it returns is
-// durable — committed, or journaled by a JournalLog and committed behind
-// the return (see Sync) — unless Config.EndBehind lets an end commit behind
-// the return on another AsyncLog.
+// durable, unless Config.EndBehind lets an end commit behind the return
+// on an AsyncLog (see Sync).
 func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
 	// Nobody learns of the session before it stops, so its start need
 	// not be durable before its first step — unless the caller chose its

@@ -57,7 +57,7 @@ func (s *Session) Done() <-chan struct{} { return s.done }
 
 // Wait blocks until the session stops running and returns its final state.
 // The state must not be modified. The end of a session that ended may
-// still be committing (journaled, or under Config.EndBehind):
+// still be committing (under Config.EndBehind):
 // Runner.Sync waits for it.
 func (s *Session) Wait(ctx context.Context) (*State, error) {
 	select {

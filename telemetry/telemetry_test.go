@@ -51,11 +51,6 @@ func runSession(t *testing.T, tel *telemetry.Telemetry) string {
 	if err != nil || s.Status != loop.StatusCompleted {
 		t.Fatalf("%v %v %s", err, s.Status, s.Reason)
 	}
-	// The store tells its watchers of the session's end when its commit
-	// lands, which may be after Run returned (the end was journaled).
-	if err := r.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	stop()
 	return s.ID
 }

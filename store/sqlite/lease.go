@@ -198,19 +198,7 @@ func (s *Store) CompleteControl(ctx context.Context, id int64, outcome string) e
 // Delete removes a session, its lease and its controls.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	return s.exec(ctx, "delete session "+id, func(ctx context.Context, w *writer) error {
-		if s.j != nil {
-			// No landed end of the session stays in the journal, to be
-			// committed again after a crash.
-			if err := s.j.forget(id); err != nil {
-				return fmt.Errorf("sqlite store %s: delete session %s: %w", s.path, id, err)
-			}
-		}
 		delete(w.cache, id)
-		// A tombstone first: a journal of another process may hold the
-		// session's end (see journal.go).
-		if _, err := w.conn.ExecContext(ctx, `INSERT OR IGNORE INTO deleted_sessions (id, created_at) SELECT id, created_at FROM sessions WHERE id = ?`, id); err != nil {
-			return fmt.Errorf("sqlite store %s: delete session %s: %w", s.path, id, err)
-		}
 		res, err := w.conn.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id) // events go with it (ON DELETE CASCADE)
 		if err != nil {
 			return fmt.Errorf("sqlite store %s: delete session %s: %w", s.path, id, err)

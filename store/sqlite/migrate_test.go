@@ -3,8 +3,10 @@ package sqlite
 import (
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,4 +176,70 @@ func openMigrated(t *testing.T, db *sql.DB, path string) *Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// A schema 9 database loses its tombstones of deleted sessions (schema
+// 10) and keeps its sessions.
+func TestMigrationDropsDeletedSessions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v9.db")
+	db := databaseAt(t, path, 9)
+	if _, err := db.Exec(`INSERT INTO sessions (id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq) VALUES ('kept', 't', 'm', 'running', '', 0, 0, 0, 1, 1, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO deleted_sessions (id, created_at) VALUES ('gone', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	s := openMigrated(t, db, path)
+	var n int
+	if err := s.rdb.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'deleted_sessions'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("deleted_sessions after migrating: %d, %v", n, err)
+	}
+	if sums, err := s.List(t.Context(), store.Filter{}); err != nil || len(sums) != 1 || sums[0].ID != "kept" {
+		t.Fatalf("sessions after migrating: %+v, %v", sums, err)
+	}
+}
+
+// A session-end journal an earlier build left beside the database: one
+// that holds events makes Open refuse, saying what to do, and leaves the
+// database at its schema for that build; one that holds nothing, and a
+// journal's temporary file, are removed.
+func TestOpenRefusesAnEarlierBuildsEndJournal(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "old.db")
+	databaseAt(t, path, 9).Close()
+	held := path + "-ends-123-abc"
+	empty := path + "-ends-456-def"
+	tmp := path + ".ends-tmp-789-ghi"
+	other := filepath.Join(dir, "other.db-ends-1-x") // another database's
+	for p, content := range map[string]string{held: oldJournalHeader + "\x10\x00\x00\x00some record", empty: oldJournalHeader, tmp: oldJournalHeader, other: oldJournalHeader + "x"} {
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := Open(path)
+	if err == nil || !strings.Contains(err.Error(), held) || !strings.Contains(err.Error(), "open it once with that build") || !strings.Contains(err.Error(), "move the file away") {
+		t.Fatalf("open beside a journal holding events: %v", err)
+	}
+	db, err := sql.Open(driverName, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 9 {
+		t.Fatalf("schema after the refusal: %d, %v; want 9, for the build that commits the journal", v, err)
+	}
+	db.Close()
+	for p, want := range map[string]bool{held: true, empty: false, tmp: false, other: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: there %v, want %v", filepath.Base(p), err == nil, want)
+		}
+	}
+	if err := os.Rename(held, filepath.Join(dir, "moved-away")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatalf("open with the journal moved away: %v", err)
+	}
+	s.Close()
 }

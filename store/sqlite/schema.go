@@ -147,10 +147,16 @@ CREATE TABLE deleted_sessions (
 	PRIMARY KEY (id, created_at)
 ) WITHOUT ROWID;
 `,
+	// 10: the session-end journal is gone, and with it the tombstones it
+	// needed (Open refuses a journal that still holds ends: see
+	// refuseEndJournals).
+	`
+DROP TABLE deleted_sessions;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // migrate brings the database to SchemaVersion, one transaction per step,
 // and refuses a database from a newer build. The version is read inside a

@@ -58,9 +58,6 @@ type Store struct {
 	w        *writer
 	pace     appendq.Pace // the writer's
 	ckpt     *checkpointer
-	// j holds the appends sessions ended with until they land (nil: none
-	// is kept; see journal).
-	j *journal
 
 	closeOnce sync.Once
 	closeErr  error
@@ -76,7 +73,6 @@ type options struct {
 	cacheSize   int
 	readOnly    bool
 	interval    time.Duration
-	noJournal   bool
 }
 
 // Option configures Open.
@@ -104,12 +100,6 @@ func WithReadConns(n int) Option { return func(o *options) { o.readConns = max(1
 // another process before failing (default 10s). Within one process the
 // writer and readers never wait on each other.
 func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
-
-// WithoutEndJournal keeps no session-end journal (see AppendJournaled): a
-// session's end is committed before Run returns, as on other stores, so
-// that another process reading the database right after sees it — at the
-// cost of that commit on every session's way.
-func WithoutEndJournal() Option { return func(o *options) { o.noJournal = true } }
 
 // ReadOnly opens the database for reading only — a file or directory this
 // process may not write: everything can be read, every write fails with
@@ -157,6 +147,10 @@ func Open(path string, opts ...Option) (*Store, error) {
 		wdb.Close()
 		return nil, err
 	}
+	if err := refuseEndJournals(path); err != nil {
+		wdb.Close()
+		return nil, err
+	}
 	if err := migrate(ctx, wdb, path); err != nil {
 		wdb.Close()
 		return nil, err
@@ -199,15 +193,6 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	w.watchers = &s.watchers
 	go s.run()
-	// Without a journal (the platform cannot lock one), sessions wait for
-	// their ends' commits.
-	if !o.noJournal {
-		s.j, _ = openJournal(path)
-	}
-	if err := s.commitJournals(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
 	return s, nil
 }
 
@@ -422,9 +407,6 @@ func (s *Store) LoadAfter(ctx context.Context, sessionID string, after int64) ([
 		return nil, fmt.Errorf("sqlite store %s: load session %s: %w", s.path, sessionID, store.ErrClosed)
 	}
 	after = max(after, 0)
-	if err := s.awaitJournaled(ctx, sessionID); err != nil {
-		return nil, err
-	}
 	rows, err := s.loadSt.QueryContext(ctx, sessionID, after)
 	if err != nil {
 		return nil, s.readErr(fmt.Sprintf("load session %s", sessionID), err)
@@ -555,9 +537,6 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 	if s.isClosed.Load() {
 		return nil, fmt.Errorf("sqlite store %s: list: %w", s.path, store.ErrClosed)
 	}
-	if err := s.awaitJournaled(ctx, ""); err != nil {
-		return nil, err
-	}
 	q, args := listSQL(f)
 	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -629,11 +608,6 @@ func (s *Store) Close() error {
 		// the last one and SQLite checkpoints the WAL into the main file as
 		// it closes.
 		s.closeErr = errors.Join(s.loadSt.Close(), s.existsSt.Close(), s.rdb.Close(), s.ckpt.close(), s.w.close(), s.wdb.Close())
-		if s.j != nil {
-			// Every journaled append has landed, or failed and was taken
-			// out (the writer stopped): the journal goes.
-			s.closeErr = errors.Join(s.closeErr, s.j.close())
-		}
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("sqlite store %s: close: %w", s.path, s.closeErr)
 		}

@@ -61,7 +61,7 @@ func New(ctx context.Context, events []loop.Event, fenced bool, token int64, don
 	return r, nil
 }
 
-// encode fills Data, once (a caller may have filled it already). The
+// encode fills Data, once (New may have filled it already). The
 // payloads are encoded one after another into one buffer, and Data slices
 // it: one allocation for a request's payloads rather than one each.
 func (r *Request) encode() error {
