@@ -125,25 +125,32 @@ func (w *escapeWorld) attempts() []string {
 		"ls /root/.ssh",
 		"ls /root/.config/agentloop",
 		"cat /etc/shadow",
-		"cat /proc/1/environ",
+		// Inside a PID namespace (bwrap) /proc/1 is the sandbox's own
+		// first process: what counts is whether agentloop's environment
+		// (its canary) shows.
+		"cat /proc/1/environ | grep -a " + canary[:12],
 		"for p in /proc/[0-9]*; do cat $p/environ; done | grep -a " + canary[:12],
 		"for p in /proc/[0-9]*; do head -c 16 $p/mem; done | grep -q .",
-		"cat /proc/*/cmdline | grep -a task-canary",
+		"cat /proc/*/cmdline | grep -a 'task-[c]anary'", // the pattern does not match its own command line
 		"ln -s " + beta + " link && cat link",
 		"ln " + beta + " hard && cat hard",
 		"cat ./../" + filepath.Base(w.beta) + "/secret.txt",
 		"cat /proc/self/root" + beta,
 		"cat /proc/self/cwd/" + rel,
 		"unshare -r cat " + beta,
-		"echo pwned > " + w.shared,
-		"cat " + w.shared,
+		// bwrap gives each session its own /tmp: writing a file of that
+		// name there is no escape; reaching the other session's is.
+		"echo pwned >> " + w.shared + " && grep -q \"another session\" " + w.shared,
+		"grep -a \"another session\" " + w.shared,
 		"touch /etc/agentloop-escape",
 		"touch /usr/local/agentloop-escape",
 		"touch /tmp/../" + filepath.Base(w.root) + "/escape",
 		"echo pwned > " + filepath.Dir(agentloopBinaryPathOrEmpty()) + "/escape",
 		fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d'", w.port),
 		fmt.Sprintf("curl -s -m 3 http://127.0.0.1:%d/", w.port),
-		"kill -9 $PPID",
+		// $PPID is the supervisor, or inside bwrap the sandbox's own init:
+		// judged by the run going on unharmed, never by the output.
+		"kill -9 $PPID; false",
 		"test \"$(id -u)\" = 0",
 		"su root -c true",
 		"mount -t tmpfs none " + w.alpha,
