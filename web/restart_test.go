@@ -85,7 +85,7 @@ func (s *agentloopServe) start() {
 // stop sends SIGTERM and waits: sessions pause at a safe point.
 func (s *agentloopServe) stop() {
 	s.t.Helper()
-	s.cmd.Process.Signal(syscall.SIGTERM)
+	s.cmd.Process.Signal(syscall.SIGTERM) // again, if it was sent: the same request
 	if err := s.cmd.Wait(); err != nil {
 		s.t.Fatalf("agentloop serve after SIGTERM: %v\n%s", err, s.out)
 	}
@@ -97,12 +97,19 @@ func (s *agentloopServe) stop() {
 func TestServerRestartWhileWatching(t *testing.T) {
 	exe := chromiumPath(t)
 	s := &agentloopServe{t: t, exe: buildAgentloop(t), dir: t.TempDir(), addr: freeAddr(t)}
+	// As a server's data directory would be: the sandbox user (when the
+	// server runs as root) passes through to the workspaces, lists nothing.
+	os.Chmod(filepath.Dir(s.dir), 0o711)
+	os.Chmod(s.dir, 0o711)
 	s.start()
 
 	var steps []string
 	for i := range 12 {
 		steps = append(steps, fmt.Sprintf(`{"tool_calls":[{"name":"write_file","arguments":{"path":"f%d.txt","content":"%d"}}],"delay":"200ms"}`, i, i))
 	}
+	// The fourth step waits for the test to let it go, so the server is
+	// stopped mid-session however fast or slow the machine is.
+	steps[3] = `{"tool_calls":[{"name":"execute_command","arguments":{"command":"while [ ! -e release ]; do sleep 0.05; done; printf 3 > f3.txt"}}]}`
 	script := filepath.Join(s.dir, "script.json")
 	os.WriteFile(script, []byte(`{"steps":[`+strings.Join(append(steps, `{"text":"wrote twelve files"}`), ",")+`]}`), 0o600)
 	resp, err := http.Post("http://"+s.addr+"/v1/sessions", "application/json", strings.NewReader(fmt.Sprintf(
@@ -122,8 +129,12 @@ func TestServerRestartWhileWatching(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := &browser{t: t, url: "http://" + s.addr, dir: s.dir, ctx: ctx}
-	b.run(chromedp.Navigate(b.url+"/#/s/"+c.ID), chromedp.WaitVisible(chromedp.CSS(`.iter[data-n="3"]`)))
+	b.run(chromedp.Navigate(b.url+"/#/s/"+c.ID), chromedp.WaitVisible(chromedp.CSS(`.iter[data-n="4"]`)))
 
+	// Stopped at step 4: its command (if it started) finishes within the
+	// grace once released, then the session pauses for the next server.
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	os.WriteFile(filepath.Join(s.dir, "ws", "restart", "release"), nil, 0o644)
 	s.stop()
 	b.waitText("#conn", "reconnecting")
 	b.shot("server-restart-reconnecting")
