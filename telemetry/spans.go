@@ -81,8 +81,9 @@ func (s *sessionTrace) measures() *modelMeasures {
 	return s.measured
 }
 
+// modelAttrs label a model call's measurements (bounded: see modelLabel).
 func (s *sessionTrace) modelAttrs() []attribute.KeyValue {
-	return []attribute.KeyValue{attribute.String(attrOperation, "chat"), attribute.String(attrProvider, s.provider), attribute.String(attrRequestModel, s.model)}
+	return []attribute.KeyValue{attribute.String(attrOperation, "chat"), attribute.String(attrProvider, s.provider), attribute.String(attrRequestModel, modelLabel(s.provider, s.model))}
 }
 
 // span advances the session's spans by one committed event. Spans take
