@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -29,11 +30,16 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/assemble"
+	benchresult "github.com/agentloop/agentloop/bench/internal/result"
 	"github.com/agentloop/agentloop/model/price"
 	"github.com/agentloop/agentloop/server"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store/sqlite"
 )
+
+// stdout is where the result is printed: standard output and the
+// result's file.
+var stdout io.Writer = os.Stdout
 
 func main() {
 	watchers := flag.Int("watchers", 100, "SSE clients")
@@ -41,7 +47,15 @@ func main() {
 	steps := flag.Int("steps", 20, "tool-calling steps per watched session")
 	delay := flag.Duration("delay", 20*time.Millisecond, "scripted model latency per step of a watched session")
 	concurrent := flag.Int("concurrent", 1000, "sessions started at once through the API (0 skips it)")
+	outPath := flag.String("out", benchresult.Path("api"), "where the result goes (overwritten); - for standard output only")
 	flag.Parse()
+	w, closeOut, err := benchresult.Create(*outPath, "The HTTP API under load")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "apibench:", err)
+		os.Exit(1)
+	}
+	defer closeOut()
+	stdout = w
 	if err := run(*watchers, *sessions, *steps, *delay, *concurrent); err != nil {
 		fmt.Fprintln(os.Stderr, "apibench:", err)
 		os.Exit(1)
@@ -74,7 +88,7 @@ func run(watchers, sessions, steps int, delay time.Duration, concurrent int) err
 		Defaults: server.Defaults{Approval: "auto", Workspaces: ws, AllowScripts: true}}))
 	defer srv.Close()
 	b := &bench{url: srv.URL, dir: dir}
-	fmt.Printf("agentloop API on loopback, SQLite, GOMAXPROCS=%d, %s\n\n", runtime.GOMAXPROCS(0), runtime.Version())
+	fmt.Fprintf(stdout, "agentloop API on loopback, SQLite, GOMAXPROCS=%d, %s\n\n", runtime.GOMAXPROCS(0), runtime.Version())
 	if watchers > 0 {
 		if err := b.watch(watchers, sessions, steps, delay); err != nil {
 			return err
@@ -173,12 +187,12 @@ func (b *bench) watch(watchers, sessions, steps int, delay time.Duration) error 
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	q := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
-	fmt.Printf("## %d SSE watchers on %d sessions (%d steps, model %s per step)\n\n", watchers, sessions, steps, delay)
-	fmt.Println("| live events measured | p50 | p90 | p99 | max |")
-	fmt.Println("|---|---|---|---|---|")
-	fmt.Printf("| %d | %s | %s | %s | %s |\n\n", len(lat), q(0.50).Round(10*time.Microsecond), q(0.90).Round(10*time.Microsecond), q(0.99).Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond))
-	fmt.Println("(latency: from the event's time — when the runner recorded it, before its commit — to the client reading it)")
-	fmt.Println()
+	fmt.Fprintf(stdout, "## %d SSE watchers on %d sessions (%d steps, model %s per step)\n\n", watchers, sessions, steps, delay)
+	fmt.Fprintln(stdout, "| live events measured | p50 | p90 | p99 | max |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|")
+	fmt.Fprintf(stdout, "| %d | %s | %s | %s | %s |\n\n", len(lat), q(0.50).Round(10*time.Microsecond), q(0.90).Round(10*time.Microsecond), q(0.99).Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond))
+	fmt.Fprintln(stdout, "(latency: from the event's time — when the runner recorded it, before its commit — to the client reading it)")
+	fmt.Fprintln(stdout)
 	return nil
 }
 
@@ -238,9 +252,9 @@ func (b *bench) many(n int) error {
 		}
 	}
 	all := time.Since(start)
-	fmt.Printf("## %d sessions started at once through POST /v1/sessions (4 model calls, 3 file writes each)\n\n", n)
-	fmt.Println("| sessions | all created after | all completed after | sessions/s |")
-	fmt.Println("|---|---|---|---|")
-	fmt.Printf("| %d | %s | %s | %.0f |\n", n, created.Round(time.Millisecond), all.Round(time.Millisecond), float64(n)/all.Seconds())
+	fmt.Fprintf(stdout, "## %d sessions started at once through POST /v1/sessions (4 model calls, 3 file writes each)\n\n", n)
+	fmt.Fprintln(stdout, "| sessions | all created after | all completed after | sessions/s |")
+	fmt.Fprintln(stdout, "|---|---|---|---|")
+	fmt.Fprintf(stdout, "| %d | %s | %s | %.0f |\n", n, created.Round(time.Millisecond), all.Round(time.Millisecond), float64(n)/all.Seconds())
 	return nil
 }

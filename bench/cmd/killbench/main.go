@@ -29,7 +29,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -43,6 +42,7 @@ import (
 	"syscall"
 	"time"
 
+	benchresult "github.com/agentloop/agentloop/bench/internal/result"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/postgres"
@@ -67,7 +67,7 @@ func main() {
 	runs := flag.Int("runs", 200, "kills in all, spread over the targets")
 	flag.IntVar(&steps, "steps", 6, "tool steps per session")
 	pgURL := flag.String("pg", "", "PostgreSQL URL (default: start a throwaway server; none: skip PostgreSQL)")
-	out := flag.String("out", "", "also write the results to this file")
+	out := flag.String("out", benchresult.Path("kill"), "where the result goes (overwritten); - for standard output only")
 	flag.Parse()
 
 	dir, err := os.MkdirTemp("", "killbench")
@@ -110,14 +110,10 @@ func main() {
 		}
 	}
 
-	w := io.Writer(os.Stdout)
-	if *out != "" {
-		f, err := os.Create(*out)
-		check(err)
-		defer f.Close()
-		w = io.MultiWriter(os.Stdout, f)
-	}
-	fmt.Fprintf(w, "`go run ./bench/cmd/killbench -runs %d -steps %d` — %s, %d runs in %s\n\n", *runs, steps, time.Now().Format("2006-01-02"), *runs, time.Since(start).Round(time.Second))
+	w, closeOut, err := benchresult.Create(*out, "Sessions killed with SIGKILL and resumed")
+	check(err)
+	defer closeOut()
+	fmt.Fprintf(w, "`go run ./bench/cmd/killbench -runs %d -steps %d` — %d runs in %s\n\n", *runs, steps, *runs, time.Since(start).Round(time.Second))
 	fmt.Fprint(w, "Runs killed at start-up before the session was recorded have nothing to resume; they are left out of the resumed count.\n\n")
 	fmt.Fprintln(w, "| target | runs | resumed to completion | torn/duplicated events | non-idempotent tools re-run | paid model calls repeated | killed during |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---|")

@@ -10,6 +10,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	benchresult "github.com/agentloop/agentloop/bench/internal/result"
 	"github.com/agentloop/agentloop/bench/loopbench"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model/scripted"
@@ -25,12 +27,24 @@ import (
 	"github.com/agentloop/agentloop/store/sqlite"
 )
 
+// stdout is where the result is printed: standard output and the
+// result's file.
+var stdout io.Writer = os.Stdout
+
 func main() {
 	sessions := flag.Int("sessions", 2000, "sequential sessions per store for the overhead measurement")
 	rounds := flag.Int("rounds", 3, "rounds, interleaving the stores")
 	concurrent := flag.Int("concurrent", 10000, "sessions at once for the scale measurement (0 skips it)")
 	latency := flag.Duration("latency", 100*time.Millisecond, "scripted model latency per call in the scale measurement")
+	outPath := flag.String("out", benchresult.Path("loop"), "where the result goes (overwritten); - for standard output only")
 	flag.Parse()
+	w, closeOut, err := benchresult.Create(*outPath, "Loop overhead and scale")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loopbench:", err)
+		os.Exit(1)
+	}
+	defer closeOut()
+	stdout = w
 	if err := run(*sessions, *rounds, *concurrent, *latency); err != nil {
 		fmt.Fprintln(os.Stderr, "loopbench:", err)
 		os.Exit(1)
@@ -47,7 +61,7 @@ func run(sessions, rounds, concurrent int, latency time.Duration) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	fmt.Printf("agentloop loop overhead: %d sessions × %d iterations per store per round, %d rounds, GOMAXPROCS=%d, %s\n\n",
+	fmt.Fprintf(stdout, "agentloop loop overhead: %d sessions × %d iterations per store per round, %d rounds, GOMAXPROCS=%d, %s\n\n",
 		sessions, loopbench.K+1, rounds, runtime.GOMAXPROCS(0), runtime.Version())
 	res := map[string][]result{}
 	names := []string{"memory", "sqlite", "sqlite+service"}
@@ -84,13 +98,13 @@ func run(sessions, rounds, concurrent int, latency time.Duration) error {
 			res[name] = append(res[name], x)
 		}
 	}
-	fmt.Println("| store | ns/iteration (min / median / max) | allocs/iteration | bytes/iteration | time vs memory |")
-	fmt.Println("|---|---|---|---|---|")
+	fmt.Fprintln(stdout, "| store | ns/iteration (min / median / max) | allocs/iteration | bytes/iteration | time vs memory |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|")
 	memMed := median(res["memory"], func(r result) float64 { return r.nsPerIter })
 	for _, name := range names {
 		rs := res[name]
 		ns := func(r result) float64 { return r.nsPerIter }
-		fmt.Printf("| %s | %.0f / %.0f / %.0f | %.0f | %.0f | %.2f× |\n", name, minOf(rs, ns), median(rs, ns), maxOf(rs, ns),
+		fmt.Fprintf(stdout, "| %s | %.0f / %.0f / %.0f | %.0f | %.0f | %.2f× |\n", name, minOf(rs, ns), median(rs, ns), maxOf(rs, ns),
 			median(rs, func(r result) float64 { return r.allocsPerIter }), median(rs, func(r result) float64 { return r.bytesPerIter }),
 			median(rs, ns)/memMed)
 	}
@@ -165,9 +179,9 @@ func onceService(ctx context.Context, svc *service.Service) error {
 // session while all of them wait on their model, then the throughput when
 // the model takes latency per call.
 func scale(dir string, n int, latency time.Duration) error {
-	fmt.Printf("\nscale: %d concurrent sessions, model latency %s, %d model calls each\n\n", n, latency, loopbench.K+1)
-	fmt.Println("| store | heap per waiting session | stack per waiting session | goroutines per session | wall for all sessions (ideal) | sessions/s | iterations/s |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+	fmt.Fprintf(stdout, "\nscale: %d concurrent sessions, model latency %s, %d model calls each\n\n", n, latency, loopbench.K+1)
+	fmt.Fprintln(stdout, "| store | heap per waiting session | stack per waiting session | goroutines per session | wall for all sessions (ideal) | sessions/s | iterations/s |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|")
 	for _, name := range []string{"memory", "sqlite"} {
 		var log loop.Log
 		var closer func()
@@ -236,7 +250,7 @@ func scale(dir string, n int, latency time.Duration) error {
 		el := time.Since(start)
 		closer()
 		ideal := latency * time.Duration(loopbench.K+1)
-		fmt.Printf("| %s | %.1f KiB | %.1f KiB | %.2f | %s (%s, %.2f×) | %.0f | %.0f |\n", name, heap/1024, stack/1024, float64(goroutines)/float64(n),
+		fmt.Fprintf(stdout, "| %s | %.1f KiB | %.1f KiB | %.2f | %s (%s, %.2f×) | %.0f | %.0f |\n", name, heap/1024, stack/1024, float64(goroutines)/float64(n),
 			el.Round(time.Millisecond), ideal, float64(el)/float64(ideal), float64(n)/el.Seconds(), float64(n*(loopbench.K+1))/el.Seconds())
 	}
 	return nil

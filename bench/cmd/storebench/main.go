@@ -14,7 +14,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	benchresult "github.com/agentloop/agentloop/bench/internal/result"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/postgres"
@@ -43,7 +43,7 @@ func main() {
 	events := flag.Int("events", 5000, "events appended per measurement (five make an iteration)")
 	sessionsFlag := flag.String("sessions", "1,100,1000", "concurrent sessions to measure at")
 	pgURL := flag.String("pg", "", "a PostgreSQL server to use (its postgres database URL); default: start a durable one from the installed binaries")
-	out := flag.String("out", "", "also write the table to this file")
+	out := flag.String("out", benchresult.Path("store"), "where the result goes (overwritten); - for standard output only")
 	flag.Parse()
 	var counts []int
 	for _, f := range strings.Split(*sessionsFlag, ",") {
@@ -137,17 +137,12 @@ func main() {
 		os.Exit(1)
 	}
 
-	w := io.Writer(os.Stdout)
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		defer f.Close()
-		w = io.MultiWriter(os.Stdout, f)
+	w, closeOut, err := benchresult.Create(*out, "Store benchmark")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	fmt.Fprintf(w, "# Store benchmark, %s\n\n", time.Now().Format("2006-01-02"))
+	defer closeOut()
 	fmt.Fprintf(w, "`go run ./bench/cmd/storebench -events %d` on %s/%s, %d CPUs. Every event is its own Append from its session's goroutine; five events make an iteration. PostgreSQL %s runs durable (fsync, synchronous_commit on: every commit is on disk before Append returns) on this machine's disk; SQLite runs as agentloop opens it (WAL, synchronous=NORMAL: a process crash loses nothing, a power loss may lose the last commits), which the \"synchronous_commit off\" row matches. Ratios are against SQLite at the same concurrency, measured in the same run.\n\n",
 		*events, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), serverVersion(*pgURL))
 	fmt.Fprintln(w, "| store | sessions | iterations/s | × SQLite | p50 append | p99 append |")

@@ -14,12 +14,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
+	benchresult "github.com/agentloop/agentloop/bench/internal/result"
 	"github.com/agentloop/agentloop/bench/loopbench"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model/scripted"
@@ -36,7 +36,7 @@ type mode struct {
 func main() {
 	rounds := flag.Int("rounds", 7, "interleaved rounds")
 	sessions := flag.Int("sessions", 100, "sessions per round and mode")
-	out := flag.String("out", "", "also write the table to this file")
+	out := flag.String("out", benchresult.Path("telemetry"), "where the result goes (overwritten); - for standard output only")
 	flag.Parse()
 
 	recv := otlptest.Start()
@@ -71,15 +71,11 @@ func main() {
 			perIter[i] = append(perIter[i], us)
 		}
 	}
-	w := io.Writer(os.Stdout)
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			panic(err)
-		}
-		defer f.Close()
-		w = io.MultiWriter(os.Stdout, f)
+	w, closeOut, err := benchresult.Create(*out, "What telemetry costs an iteration")
+	if err != nil {
+		panic(err)
 	}
+	defer closeOut()
 	fmt.Fprintf(w, "telemetry cost per iteration: %d rounds × %d sessions × %d iterations, SQLite, medians (min–max)\n\n", *rounds, *sessions, loopbench.K+1)
 	fmt.Fprintln(w, "| mode | µs/iteration | ratio to baseline |")
 	fmt.Fprintln(w, "|---|---:|---:|")

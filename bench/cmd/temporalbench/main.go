@@ -15,7 +15,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,6 +27,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentloop/agentloop/assemble"
+	benchresult "github.com/agentloop/agentloop/bench/internal/result"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model/price"
 	"github.com/agentloop/agentloop/store/sqlite"
@@ -39,7 +39,7 @@ func main() {
 	sessions := flag.Int("sessions", 10, "sessions run one after another, each way")
 	steps := flag.Int("steps", 10, "tool-calling steps per session (plus the answer)")
 	concurrent := flag.String("concurrent", "50,200", "sessions started at once on one worker")
-	out := flag.String("out", "", "also write the results to this file")
+	out := flag.String("out", benchresult.Path("temporal"), "where the result goes (overwritten); - for standard output only")
 	flag.Parse()
 	if err := run(*sessions, *steps, *concurrent, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "temporalbench:", err)
@@ -160,16 +160,11 @@ func run(sessions, steps int, concurrent, out string) error {
 		rows = append(rows, fmt.Sprintf("| %d | %s | %.0f |", c, d.Round(time.Millisecond), float64(c*(steps+1))/d.Seconds()))
 	}
 
-	var wr io.Writer = os.Stdout
-	if out != "" {
-		f, err := os.Create(out)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		wr = io.MultiWriter(os.Stdout, f)
+	wr, closeOut, err := benchresult.Create(out, "Temporal benchmark")
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(wr, "# Temporal benchmark, %s\n\n", time.Now().Format("2006-01-02"))
+	defer closeOut()
 	fmt.Fprintf(wr, "`go run ./bench/cmd/temporalbench -sessions %d -steps %d -concurrent %s` on %s/%s, %d CPUs: a Temporal dev server (`temporal server start-dev`, SQLite-backed) on loopback, one in-process worker, the agentloop SQLite store, a scripted model answering at once; every step writes a file.\n\n",
 		sessions, steps, concurrent, runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 	fmt.Fprintln(wr, "| runner | per iteration | × local |")

@@ -1,6 +1,7 @@
 // Command compare runs the side-by-side benchmark of agentloop against the
-// Go agent frameworks (issue 5) and writes bench/results/compare-DATE.json
-// and .md.
+// Go agent frameworks (issue 5) and writes bench/results/compare.md
+// (overwritten: earlier results are in its history), and every measurement
+// as JSON when -json names a file.
 //
 // It builds the fake OpenAI-compatible server and one binary per contender
 // (the baseline and agentloop from this module, the peers from the nested
@@ -44,6 +45,7 @@ import (
 
 	"github.com/agentloop/agentloop/bench/compare/harness"
 	"github.com/agentloop/agentloop/bench/compare/workload"
+	benchresult "github.com/agentloop/agentloop/bench/internal/result"
 )
 
 // contender is one binary and its arguments.
@@ -99,7 +101,7 @@ type settings struct {
 
 func main() {
 	var s settings
-	var only, outDir, profDir string
+	var only, outPath, jsonPath, profDir string
 	flag.BoolVar(&s.Quick, "quick", false, "quick settings: 3 rounds of 100 sequential sessions, 1 concurrency round, 5,000 persistence iterations")
 	flag.IntVar(&s.Rounds, "rounds", 5, "sequential rounds (contenders interleaved in each)")
 	flag.IntVar(&s.SeqSessions, "seq-sessions", 300, "sequential sessions per contender per round")
@@ -113,7 +115,8 @@ func main() {
 	flag.IntVar(&s.PersistIters, "persist-iters", 20000, "iterations of the SQLite append benchmark per session count (0 skips it)")
 	flag.BoolVar(&s.Profile, "profile", true, "profile agentloop's sequential run (CPU and allocations)")
 	flag.StringVar(&only, "contenders", "", "comma-separated contenders to run (default all; baseline is always run)")
-	flag.StringVar(&outDir, "out", "bench/results", "directory for compare-DATE.json and .md")
+	flag.StringVar(&outPath, "out", benchresult.Path("compare"), "where the Markdown report goes (overwritten); - for standard output only")
+	flag.StringVar(&jsonPath, "json", "", "also write every measurement of every round, the summaries and the profiles' top lists to this file as JSON")
 	flag.StringVar(&profDir, "profiles", "", "keep the profiles in this directory (default: a temporary one, removed)")
 	flag.Parse()
 	if s.Quick {
@@ -130,13 +133,13 @@ func main() {
 		def("conc-rounds", &s.ConcRounds, 1)
 		def("persist-iters", &s.PersistIters, 5000)
 	}
-	if err := run(s, only, outDir, profDir); err != nil {
+	if err := run(s, only, outPath, jsonPath, profDir); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
 }
 
-func run(s settings, only, outDir, profDir string) error {
+func run(s settings, only, outPath, jsonPath, profDir string) error {
 	root, err := findRoot()
 	if err != nil {
 		return err
@@ -188,7 +191,7 @@ func run(s settings, only, outDir, profDir string) error {
 		return err
 	}
 
-	rep := &report{Date: time.Now().UTC().Format(time.RFC3339), Settings: s, GoVersion: runtime.Version(),
+	rep := &report{Date: time.Now().UTC().Format(time.RFC3339), Stamp: benchresult.Stamp(), Settings: s, GoVersion: runtime.Version(),
 		Platform: runtime.GOOS + "/" + runtime.GOARCH, CPU: cpuModel(), NumCPU: runtime.NumCPU(), LoadStart: loadAvg(),
 		Versions: peerVersions(filepath.Join(root, "bench", "peers", "go.mod")), Failures: map[string]string{},
 		Workload: fmt.Sprintf("K=%d tool calls (add) + 1 final answer = %d non-streaming Chat Completions round trips per session", workload.K, workload.Iterations)}
@@ -397,7 +400,7 @@ func run(s settings, only, outDir, profDir string) error {
 
 	rep.LoadEnd = loadAvg()
 	rep.Targets = targets(rep)
-	return write(rep, root, outDir)
+	return write(rep, outPath, jsonPath)
 }
 
 // measure runs one contender process and returns what it measured.

@@ -16,6 +16,7 @@ import (
 
 type report struct {
 	Date      string            `json:"date"`
+	Stamp     string            `json:"stamp"` // date, commit, machine (benchresult.Stamp)
 	GoVersion string            `json:"go_version"`
 	Platform  string            `json:"platform"`
 	CPU       string            `json:"cpu"`
@@ -321,29 +322,31 @@ func targets(rep *report) []target {
 
 func baseRSS(conc map[string]concRow) float64 { return conc["baseline"].RSSPerSessionKiB.Median }
 
-func write(rep *report, root, outDir string) error {
-	if !filepath.IsAbs(outDir) {
-		outDir = filepath.Join(root, outDir)
-	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return err
-	}
-	day := rep.Date[:10]
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	jsonPath := filepath.Join(outDir, "compare-"+day+".json")
-	if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
-		return err
+// write prints the Markdown report and writes it to mdPath (unless "-"),
+// and the whole report as JSON to jsonPath (when set).
+func write(rep *report, mdPath, jsonPath string) error {
+	if jsonPath != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		logf("wrote %s", jsonPath)
 	}
 	md := markdown(rep)
-	mdPath := filepath.Join(outDir, "compare-"+day+".md")
+	fmt.Print(md)
+	if mdPath == "-" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(mdPath), 0o755); err != nil {
+		return err
+	}
 	if err := os.WriteFile(mdPath, []byte(md), 0o644); err != nil {
 		return err
 	}
-	fmt.Print(md)
-	logf("wrote %s and %s", jsonPath, mdPath)
+	logf("wrote %s", mdPath)
 	return nil
 }
 
@@ -360,7 +363,10 @@ func markdown(rep *report) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	s := rep.Settings
-	p("# agentloop vs the Go agent frameworks — %s\n\n", rep.Date[:10])
+	p("# agentloop vs the Go agent frameworks\n\n")
+	if rep.Stamp != "" {
+		p("%s\n\n", rep.Stamp)
+	}
 	p("Workload: %s; one tool `add`; a fake OpenAI-compatible server in its own process on loopback; every contender in its own process with the same `http.Client`. ", rep.Workload)
 	p("Every session is checked: exactly %d tool calls executed, final text %q (and the server checks every tool result it is sent).\n\n", workload.K, workload.Final)
 	p("Machine: %s, %d CPUs, %s, %s. Load average at start %s, at end %s", rep.CPU, rep.NumCPU, rep.Platform, rep.GoVersion, rep.LoadStart, rep.LoadEnd)
