@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,6 +61,23 @@ func slow(n int, d time.Duration) func() *scripted.Model {
 			steps = append(steps, scripted.Text("thinking").WithDelay(d))
 		}
 		return scripted.Replies(append(steps, scripted.Text("TASK_COMPLETE: done"))...)
+	}
+}
+
+// busySteps is how many replies a busy model has: more than any test
+// waits for.
+const busySteps = 100_000
+
+// busy is a model that keeps working until its session is stopped: each
+// reply, after d, differs from the last (the same reply three times over
+// is being stuck, after which a session stops to wait for a person).
+func busy(d time.Duration) func() *scripted.Model {
+	return func() *scripted.Model {
+		steps := make([]scripted.Step, busySteps)
+		for i := range steps {
+			steps[i] = scripted.Text(fmt.Sprintf("step %d", i)).WithDelay(d)
+		}
+		return scripted.Replies(steps...)
 	}
 }
 
@@ -125,9 +143,9 @@ func TestTypedErrorsAndTenants(t *testing.T) {
 func TestControlsReachTheOwningProcess(t *testing.T) {
 	ctx := t.Context()
 	open := sharedFile(t)
-	owner := newService(t, open(), slow(200, 20*time.Millisecond), "owner")
+	owner := newService(t, open(), busy(20*time.Millisecond), "owner")
 	other := newService(t, open(), slow(0, 0), "other")
-	started, err := owner.Start(ctx, acme(all...), loop.Task{Prompt: "go on", Mode: loop.ModeSelfReasoning, Limits: &loop.Limits{MaxIterations: 500}})
+	started, err := owner.Start(ctx, acme(all...), loop.Task{Prompt: "go on", Mode: loop.ModeSelfReasoning, Limits: &loop.Limits{MaxIterations: busySteps + 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
