@@ -66,10 +66,9 @@ const maxInflight = 8
 // costs the store far more than the events in it (a SQLite commit of a
 // few rows writes ten pages), and a session whose model answers within a
 // millisecond or two finishes 11 iterations in under 3 ms: at 5 ms it
-// commits once, at its end, instead of twice (sequential CPU −16 µs per
-// iteration against 2 ms, bench/README.md). 5 ms is still far below what
-// a person watching can tell apart, and far below the 50 ms the service
-// promises its watchers.
+// commits once, at its end, instead of twice (measured in the history of
+// bench/README.md). 5 ms is still far below what a person watching can
+// tell apart, and far below the 50 ms the service promises its watchers.
 const commitGrace = 5 * time.Millisecond
 
 func (c *commits) init(id string, log Log, ctx context.Context) {

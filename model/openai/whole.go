@@ -25,7 +25,7 @@ import (
 // small stack frames — json.Unmarshal's recursion through a reply's six
 // levels of nesting is what grew a session's stack past 8 KiB at every
 // model call, and a session waiting for its next reply 6.6 KiB deep could
-// not shrink it back (see bench/README.md).
+// not shrink it back (see the history of bench/README.md).
 func decodeWhole(doc []byte, w *wholeReply) bool {
 	p := wholeParser{jsonread.Reader{B: doc}}
 	p.Space()
