@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -26,6 +27,9 @@ func (p Policy) Confine(cmd *exec.Cmd) error {
 	}
 	p = p.WithDefaults()
 	cmd.Env = p.Environ(cmd.Env)
+	if err := closeInheritedOnExec(); err != nil {
+		return err
+	}
 	if err := p.Limits.apply(); err != nil {
 		return err
 	}
@@ -60,6 +64,32 @@ func (p Policy) Confine(cmd *exec.Cmd) error {
 		return nil
 	}
 	return fmt.Errorf("unknown sandbox backend %q", p.Backend)
+}
+
+// closeInheritedOnExec marks every descriptor above stderr of this
+// process close-on-exec, so the command gets only its stdin, stdout,
+// stderr and cmd.ExtraFiles (which exec duplicates for it). Descriptors
+// agentloop inherited without close-on-exec (a service manager's
+// listening socket, a parent's pipe) would otherwise reach the command,
+// and neither Landlock nor bwrap restricts a descriptor already open.
+func closeInheritedOnExec() error {
+	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	if err != unix.ENOSYS && err != unix.EINVAL { // before Linux 5.11: one by one
+		return fmt.Errorf("close_range: %v", err)
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("listing this process's descriptors: %v", err)
+	}
+	for _, e := range fds {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd) // the directory's own descriptor is gone: EBADF
+		}
+	}
+	return nil
 }
 
 // apply sets the limits on this process (its children inherit them).
