@@ -33,6 +33,11 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, act func(c serv
 		s.fail(w, r, err)
 		return
 	}
+	unlock, ok := s.roomToRun(w, r, id)
+	if !ok {
+		return
+	}
+	defer unlock()
 	res, err := act(callerOf(r.Context()), id, b)
 	if err != nil {
 		s.fail(w, r, err)
@@ -83,6 +88,11 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusBadRequest, `say "approve": true or false (and the "args_hash" of the pending approval)`)
 		return
 	}
+	unlock, ok := s.roomToRun(w, r, id)
+	if !ok {
+		return
+	}
+	defer unlock()
 	d := loop.ApprovalDecision{CallID: r.PathValue("call"), ArgsHash: b.ArgsHash, Approved: *b.Approve, Reason: b.Reason, EditedInput: b.Arguments}
 	res, err := s.svc.Decide(r.Context(), callerOf(r.Context()), id, d)
 	if err != nil {

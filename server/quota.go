@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentloop/agentloop/loop"
@@ -65,6 +66,45 @@ func (s *Server) overQuota(r *http.Request, c service.Caller) (string, time.Dura
 		}
 	}
 	return "", 0, nil
+}
+
+// roomToRun holds the tenant's quota lock for a control that may set a
+// stopped session running again (resume, reply, a decision), and refuses
+// it (429) when the tenant already runs its limit. Pause and terminate
+// pass through it too: they only ever free room.
+func (s *Server) roomToRun(w http.ResponseWriter, r *http.Request, id string) (unlock func(), ok bool) {
+	q := s.cfg.Quotas.Running
+	kind := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
+	if q <= 0 || kind == "pause" || kind == "terminate" {
+		return func() {}, true
+	}
+	c := callerOf(r.Context())
+	st, err := s.svc.Get(r.Context(), c, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return nil, false
+	}
+	if st.Status == loop.StatusRunning || st.Status.Finished() {
+		return func() {}, true // nothing to start: the control itself says what it did
+	}
+	unlock, err = s.svc.LockTenant(r.Context(), c.Tenant)
+	if err != nil {
+		s.fail(w, r, err)
+		return nil, false
+	}
+	tenantOnly := service.Caller{Tenant: c.Tenant, Subject: c.Subject, Scopes: []service.Scope{service.ScopeRead}}
+	running, err := s.svc.List(r.Context(), tenantOnly, store.Filter{Status: []loop.Status{loop.StatusRunning}})
+	if err != nil {
+		unlock()
+		s.fail(w, r, err)
+		return nil, false
+	}
+	if len(running) >= q {
+		unlock()
+		tooMany(w, fmt.Sprintf("tenant %q already runs %d sessions, its limit; this session would be one more: wait for one to finish, or pause or terminate one", c.Tenant, len(running)), 30*time.Second)
+		return nil, false
+	}
+	return unlock, true
 }
 
 func tooMany(w http.ResponseWriter, why string, wait time.Duration) {

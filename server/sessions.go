@@ -69,6 +69,16 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.cfg.Quotas.Running > 0 {
+		// The count of running sessions and this start are one step for
+		// every server sharing the store.
+		unlock, err := s.svc.LockTenant(r.Context(), c.Tenant)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		defer unlock()
+	}
 	if why, wait, err := s.overQuota(r, c); err != nil {
 		s.fail(w, r, err)
 		return
