@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentloop/agentloop/sandbox"
 )
 
 // A server run as root with the default sandbox: a session's command
@@ -81,5 +83,19 @@ func TestRunAsRootRunsCommandsAsTheWorkspaceOwner(t *testing.T) {
 	_, stderr, code := c.run("", "run", "--sandbox", "landlock", "--yes", "--model", "script:"+script, "--dir", rootOwned, "go")
 	if code == 0 || !strings.Contains(stderr, "chown -R") || !strings.Contains(stderr, "--sandbox none") {
 		t.Fatalf("run in a root-owned workspace: %d %s", code, stderr)
+	}
+}
+
+// With Landlock before ABI 9 a command could connect to PostgreSQL's
+// UNIX socket: serve refuses such a URL under landlock and says what to do.
+func TestServeRefusesASocketDatabaseLandlockCannotHide(t *testing.T) {
+	if abi := sandbox.LandlockABI(); abi >= 9 || abi == 0 {
+		t.Skipf("Landlock ABI %d: nothing to refuse here", abi)
+	}
+	c := newCLI(t)
+	c.env = append(c.env, "AGENTLOOP_UNSAFE_NO_SANDBOX=") // TestMain's, for tests about other things
+	_, stderr, code := c.run("", "serve", "--addr", "127.0.0.1:0", "--sandbox", "landlock", "--db", "postgres://agentloop@/agentloop?host=/var/run/postgresql")
+	if code != exitUsage || !strings.Contains(stderr, "--sandbox bwrap") || !strings.Contains(stderr, "TCP") {
+		t.Fatalf("%d %s", code, stderr)
 	}
 }

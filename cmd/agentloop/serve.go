@@ -110,6 +110,11 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentloop serve: %v\n", err)
 		return exitUsage
 	}
+	if sandboxing.Policy.Backend == sandbox.Landlock && sandbox.LandlockABI() < 9 && postgresOverSocket(*db) && !sb.unsafe {
+		fmt.Fprintf(stderr, "agentloop serve: the database is reached through a UNIX socket, and Landlock before ABI 9 (this kernel has %d) cannot keep sandboxed commands from connecting to it: "+
+			"use --sandbox bwrap (it does not show the socket), reach PostgreSQL over TCP (host=127.0.0.1), or pass --unsafe-no-sandbox if every key holder may use the database\n", sandbox.LandlockABI())
+		return exitUsage
+	}
 	if *authMode == "keys" && !sandboxing.Policy.Confined() && !sb.unsafe {
 		fmt.Fprintln(stderr, "agentloop serve: --auth keys with --sandbox none: a tenant's command could read the session database, write a new admin key into it, read other tenants' workspaces and kill this server, so tenants, keys and roles would protect nothing; use --sandbox landlock or bwrap (agentloop doctor says which work here), or pass --unsafe-no-sandbox if every key holder is trusted with this machine")
 		return exitUsage
@@ -364,4 +369,21 @@ func closedAbove(dir string) string {
 			return ""
 		}
 	}
+}
+
+// postgresOverSocket reports whether a PostgreSQL URL connects through a
+// UNIX socket: no host, or a host that is a directory.
+func postgresOverSocket(db string) bool {
+	if !assemble.IsPostgres(db) {
+		return false
+	}
+	u, err := url.Parse(db)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if h := u.Query().Get("host"); h != "" {
+		host = h
+	}
+	return host == "" || strings.HasPrefix(host, "/")
 }
