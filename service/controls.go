@@ -89,7 +89,18 @@ func (s *Service) control(ctx context.Context, c Caller, ctl store.Control) (*Re
 		return s.controlOnEngine(ctx, ctl)
 	}
 	if sess, ok := s.runner.Session(ctl.SessionID); ok {
-		return s.applyLive(sess, ctl)
+		if st.Status != loop.StatusPaused && st.Status != loop.StatusWaiting {
+			return s.applyLive(sess, ctl)
+		}
+		// Its stop is recorded (what the caller saw) but it has not left
+		// the runner yet — or a control of this process is resuming it.
+		moved, err := s.settle(ctx, sess, st.Seq)
+		if err != nil {
+			return nil, err
+		}
+		if moved {
+			return s.control(ctx, c, ctl) // resumed meanwhile: look again
+		}
 	}
 	err = s.own(ctx, ctl.SessionID)
 	if errors.Is(err, store.ErrLeaseHeld) {

@@ -82,8 +82,15 @@ func errNotOwned(id string) error {
 	return &Error{Kind: ErrConflict, Msg: "session " + id + " is not owned by this process (no lease); nothing was recorded", Err: store.ErrLeaseLost}
 }
 
-// own takes the lease of session id for this process.
+// own takes the lease of session id for this process. A session that
+// stopped running here a moment ago is first let go (see letGo): its
+// lease, given up behind it, would be this one.
 func (s *Service) own(ctx context.Context, id string) error {
+	if _, here := s.runner.Session(id); !here {
+		if err := s.letGo(ctx, id); err != nil {
+			return err
+		}
+	}
 	le, err := s.st.Acquire(ctx, id, s.cfg.Owner, s.cfg.LeaseTTL)
 	if errors.Is(err, store.ErrLeaseHeld) {
 		// The owner may be a process of this machine that died: its
@@ -132,9 +139,11 @@ func (l *fencedLog) releaseAll(st store.Store) {
 // write less per session): no process runs an ended session again, and
 // the lease expires by itself.
 func (s *Service) keepWhileRunning(sess *loop.Session) {
+	letGo := s.lettingGo(sess.ID())
 	s.running.Add(1)
 	go func() {
 		defer s.running.Done()
+		defer letGo()
 		<-sess.Done()
 		st, err := sess.Wait(context.Background())
 		if err == nil && st.Status.Finished() {

@@ -90,6 +90,10 @@ type Service struct {
 	bg       sync.WaitGroup
 	// running counts the sessions running here.
 	running sync.WaitGroup
+	// letting holds, per session running here, a channel closed once it
+	// stopped and its lease was given up (see keepWhileRunning).
+	letMu   sync.Mutex
+	letting map[string]chan struct{}
 }
 
 // New starts the service: its runner, lease renewals and the control

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"time"
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
@@ -103,14 +102,9 @@ func (s *Service) List(ctx context.Context, c Caller, f store.Filter) ([]loop.Su
 	return s.st.List(ctx, f)
 }
 
-// endedLetGo is the longest Delete waits for a session whose end is
-// recorded to stop running here (close its tools and give its lease up).
-const endedLetGo = 10 * time.Second
-
 // Delete removes a session that no process runs. A session whose end is
-// recorded but that has not yet stopped running here (it still closes its
-// tools) is waited for, at most endedLetGo: a session a client sees as
-// ended can be deleted.
+// recorded but that has not yet stopped running here is waited for (see
+// settle): a session a client sees as ended can be deleted.
 func (s *Service) Delete(ctx context.Context, c Caller, id string) error {
 	if err := c.need(ScopeWrite); err != nil {
 		return err
@@ -123,7 +117,7 @@ func (s *Service) Delete(ctx context.Context, c Caller, id string) error {
 		if !st.Status.Finished() {
 			return conflict("session %s is running here: terminate it first", id)
 		}
-		if err := letGo(ctx, sess); err != nil {
+		if _, err := s.settle(ctx, sess, st.Seq); err != nil {
 			return err
 		}
 	}
@@ -140,22 +134,6 @@ func (s *Service) Delete(ctx context.Context, c Caller, id string) error {
 	err = s.st.Delete(ctx, id)
 	s.disown(id)
 	return s.deleted(id, err)
-}
-
-// letGo waits for a session whose end is recorded to stop running here:
-// its end is durable before it closes its tools and leaves the runner, so
-// a reader can see it ended a moment before it has let go.
-func letGo(ctx context.Context, sess *loop.Session) error {
-	t := time.NewTimer(endedLetGo)
-	defer t.Stop()
-	select {
-	case <-sess.Done():
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return conflict("session %s has ended but has not stopped running here after %s (it still closes its tools): try again later", sess.ID(), endedLetGo)
-	}
 }
 
 func (s *Service) deleted(id string, err error) error {
