@@ -69,8 +69,13 @@ func hasType(types []string, t string) bool {
 // type, stays a string, for schema validation to report.
 func (p *parser) coerce(raw string, types []string) []byte {
 	str := appendJSONString(nil, raw)
-	if len(types) == 0 || hasType(types, "string") {
+	if len(types) == 0 {
 		return str
+	}
+	for _, t := range types {
+		if vllmType(t) == "string" {
+			return str
+		}
 	}
 	v := strings.TrimSpace(raw)
 	p.charge(len(raw))
@@ -78,13 +83,18 @@ func (p *parser) coerce(raw string, types []string) []byte {
 		return []byte("null")
 	}
 	for _, t := range types {
-		switch t {
+		switch vllmType(t) {
 		case "integer":
 			if n, ok := intText(v); ok {
 				return []byte(n)
 			}
 		case "number":
 			if n, ok := numberText(v); ok {
+				// vLLM's Qwen3-Coder parser returns an integral float
+				// as an int: "2.0" is 2.
+				if i, ok := intText(n); ok && strings.ContainsAny(n, ".eE") {
+					return []byte(i)
+				}
 				return []byte(n)
 			}
 		case "boolean":
@@ -108,6 +118,31 @@ func (p *parser) coerce(raw string, types []string) []byte {
 		}
 	}
 	return str
+}
+
+// vllmType maps the type names vLLM's Qwen3-Coder parser accepts besides
+// JSON Schema's (_convert_param_value: int…, uint…, long, short,
+// unsigned, num…, float…, bool, binary, dict…, list…, arr) to the JSON
+// Schema name.
+func vllmType(t string) string {
+	t = strings.ToLower(strings.TrimSpace(t))
+	switch {
+	case t == "integer" || t == "number" || t == "boolean" || t == "object" || t == "array" || t == "null" || t == "string":
+		return t
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasPrefix(t, "long"), strings.HasPrefix(t, "short"), strings.HasPrefix(t, "unsigned"):
+		return "integer"
+	case strings.HasPrefix(t, "num"), strings.HasPrefix(t, "float"), t == "double", t == "decimal":
+		return "number"
+	case t == "bool" || t == "binary":
+		return "boolean"
+	case t == "str" || t == "text" || t == "varchar" || t == "char" || t == "enum":
+		return "string"
+	case strings.HasPrefix(t, "dict"):
+		return "object"
+	case strings.HasPrefix(t, "list"), t == "arr":
+		return "array"
+	}
+	return t
 }
 
 // intText returns v as a JSON integer when it is one (also "3.0").

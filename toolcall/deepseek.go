@@ -21,12 +21,30 @@ const (
 //	<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>
 //
 // usually wrapped in <｜tool▁calls▁begin｜>…<｜tool▁calls▁end｜>.
+//
+// The same markers with ASCII bars (as Ollama's DeepSeek template and
+// tools/tools_test.go write them) are read when the reply uses those, and
+// so is R1's <｜tool▁calls｜> opening a call directly (llama.cpp's
+// common/chat.cpp accepts it).
 func (p *parser) parseDeepSeek() *outcome {
-	sep := p.finder(dsSep)
-	return p.markedCalls(callMarkers{dsCallsBegin, dsCallsEnd, dsCallBegin, dsCallEnd}, func(o *outcome, lo, hi int, atEOF bool) {
-		p.deepseekCall(o, sep, lo, hi, atEOF)
+	m, sepTag := callMarkers{dsCallsBegin, dsCallsEnd, dsCallBegin, dsCallEnd}, dsSep
+	switch {
+	case p.contains(dsCallBegin):
+	case p.contains(dsASCIICallBegin):
+		m, sepTag = callMarkers{"<|tool▁calls▁begin|>", "<|tool▁calls▁end|>", dsASCIICallBegin, "<|tool▁call▁end|>"}, "<|tool▁sep|>"
+	case p.contains(dsR1Calls):
+		m = callMarkers{dsR1Calls, dsCallsEnd, dsR1Calls, dsCallEnd}
+	}
+	sep := p.finder(sepTag)
+	return p.markedCalls(m, func(o *outcome, lo, hi int, atEOF bool) {
+		p.deepseekCall(o, sep, sepTag, lo, hi, atEOF)
 	})
 }
+
+const (
+	dsASCIICallBegin = "<|tool▁call▁begin|>"
+	dsR1Calls        = "<｜tool▁calls｜>"
+)
 
 // callMarkers are the special tokens of a family that writes each call
 // between begin and end markers, the calls inside an optional section.
@@ -86,7 +104,7 @@ func (p *parser) markedCalls(m callMarkers, read func(o *outcome, lo, hi int, at
 }
 
 // deepseekCall reads one call from the body [lo, hi) of a call marker.
-func (p *parser) deepseekCall(o *outcome, sep *finder, lo, hi int, atEOF bool) {
+func (p *parser) deepseekCall(o *outcome, sep *finder, sepTag string, lo, hi int, atEOF bool) {
 	text := p.text
 	s := sep.before(lo, hi)
 	if s < 0 {
@@ -95,7 +113,7 @@ func (p *parser) deepseekCall(o *outcome, sep *finder, lo, hi int, atEOF bool) {
 		return
 	}
 	head := strings.TrimSpace(text[lo:s])
-	rest := strings.TrimSpace(text[s+len(dsSep) : hi])
+	rest := strings.TrimSpace(text[s+len(sepTag) : hi])
 	p.charge(hi - lo)
 	format, name, args := FormatDeepSeekV31, head, rest
 	if head == "function" && !strings.HasPrefix(rest, "{") {

@@ -17,13 +17,34 @@ const functionaryMark = ">>>"
 // "NAME\n{" directly: that is a call only when NAME is an offered tool.
 func (p *parser) parseFunctionaryV32() *outcome {
 	text := p.text
-	if !p.contains(functionaryMark) && !(p.tools.offered() && p.functionaryHead(0)) {
+	head0 := p.tools.offered() && (p.functionaryHead(0) || strings.HasPrefix(text, "all\n") || p.pythonHead(0))
+	if !p.contains(functionaryMark) && !head0 {
 		return nil
 	}
 	o := &outcome{}
 	var pieces []string
+	var open span // the text piece being grown, when open.end > 0
+	// keep adds text[lo:hi] to the content, joined to the last piece when
+	// it follows it directly (a segment that opened inside a line).
+	keep := func(lo, hi int) {
+		if open.end > 0 && lo == open.end {
+			open.end = hi
+			return
+		}
+		if open.end > 0 {
+			pieces = append(pieces, text[open.start:open.end])
+		}
+		open = span{lo, hi}
+	}
+	// body pieces (the "all" channel) are not from contiguous text
+	flush := func() {
+		if open.end > 0 {
+			pieces = append(pieces, text[open.start:open.end])
+			open = span{}
+		}
+	}
 	starts := []int{}
-	if p.tools.offered() && p.functionaryHead(0) {
+	if head0 {
 		starts = append(starts, 0)
 	}
 	mark := p.finder(functionaryMark)
@@ -32,7 +53,9 @@ func (p *parser) parseFunctionaryV32() *outcome {
 		if m < 0 {
 			break
 		}
-		if m == 0 || text[m-1] == '\n' {
+		// At a line's start, or anywhere before "all\n", "python\n" or
+		// "NAME\n{" (llama.cpp's Functionary v3.2 regex).
+		if at := m + len(functionaryMark); m == 0 || text[m-1] == '\n' || strings.HasPrefix(text[at:], "all\n") || p.pythonHead(at) || p.functionaryHead(at) {
 			starts = append(starts, m+len(functionaryMark))
 		}
 		pos = m + len(functionaryMark)
@@ -41,7 +64,7 @@ func (p *parser) parseFunctionaryV32() *outcome {
 		return nil
 	}
 	if starts[0] > len(functionaryMark) { // text before the first segment
-		pieces = append(pieces, text[:starts[0]-len(functionaryMark)])
+		keep(0, starts[0]-len(functionaryMark))
 	}
 	for n, s := range starts {
 		e := len(text)
@@ -53,12 +76,23 @@ func (p *parser) parseFunctionaryV32() *outcome {
 		head, body, _ := strings.Cut(seg, "\n")
 		head = strings.TrimSpace(head)
 		if head == "all" {
+			flush()
 			pieces = append(pieces, body)
+			continue
+		}
+		if head == "python" && !strings.HasPrefix(strings.TrimSpace(body), "{") && strings.TrimSpace(body) != "" {
+			// >>>python\n followed by raw code: llama.cpp calls the
+			// python tool with {"code": …}.
+			args := appendJSONString([]byte(`{"code":`), strings.TrimRight(body, " \t\n"))
+			o.attemptFormat(FormatFunctionaryV32)
+			if !p.addCall(o, head, append(args, '}'), true, FormatFunctionaryV32) {
+				keep(max(0, s-len(functionaryMark)), e)
+			}
 			continue
 		}
 		body = stripFence(body)
 		if !validName(head) || (body != "" && body[0] != '{') {
-			pieces = append(pieces, text[max(0, s-len(functionaryMark)):e])
+			keep(max(0, s-len(functionaryMark)), e)
 			continue
 		}
 		o.attemptFormat(FormatFunctionaryV32)
@@ -70,16 +104,17 @@ func (p *parser) parseFunctionaryV32() *outcome {
 			if !o.full() {
 				o.problem("the arguments of your call to %q %s; %s", head, jsonProblem(body, err), p.hint(FormatFunctionaryV32, head))
 			}
-			pieces = append(pieces, text[max(0, s-len(functionaryMark)):e])
+			keep(max(0, s-len(functionaryMark)), e)
 			continue
 		}
 		if !p.addCall(o, head, v, true, FormatFunctionaryV32) {
-			pieces = append(pieces, text[max(0, s-len(functionaryMark)):e])
+			keep(max(0, s-len(functionaryMark)), e)
 		}
 	}
 	if len(o.calls) == 0 && len(o.problems) == 0 && len(o.unmatched) == 0 {
 		return nil
 	}
+	flush()
 	content := joinPieces(pieces)
 	o.content = &content
 	return o
@@ -104,4 +139,14 @@ func (p *parser) functionaryHead(i int) bool {
 		j++
 	}
 	return j < len(rest) && rest[j] == '{'
+}
+
+// pythonHead reports whether the text at i starts "python\n" with a tool
+// named python offered.
+func (p *parser) pythonHead(i int) bool {
+	if !strings.HasPrefix(p.text[i:], "python\n") {
+		return false
+	}
+	_, ok := p.tools.resolve("python")
+	return ok
 }

@@ -21,6 +21,10 @@ type litParser struct {
 	// complete value (a reply cut off just before its closing braces).
 	trunc bool
 	ended bool // the input ended inside a container that trunc closed
+	// lists and dicts count the containers open: a closer of an outer
+	// container closes the inner ones left open ([{…}, {…] reads as
+	// [{…}, {…}], as jsonExtent delimits it).
+	lists, dicts int
 }
 
 const maxDepth = 200
@@ -116,7 +120,8 @@ func (l *litParser) list(close byte) error {
 	if err := l.enter(); err != nil {
 		return err
 	}
-	defer func() { l.depth-- }()
+	l.lists++
+	defer func() { l.depth--; l.lists-- }()
 	l.i++
 	l.out = append(l.out, '[')
 	for first := true; ; first = false {
@@ -124,6 +129,9 @@ func (l *litParser) list(close byte) error {
 		if !first && !l.eof() && l.s[l.i] == ',' {
 			l.i++
 			l.ws()
+		} else if !l.eof() && l.s[l.i] == '}' && l.dicts > 0 && close == ']' {
+			l.out = append(l.out, ']') // the enclosing dict's closer
+			return nil
 		} else if !first && !l.eof() && l.s[l.i] != close {
 			return l.fail("expected ',' or '%c' after an array element, found %q", close, l.s[l.i])
 		}
@@ -158,7 +166,8 @@ func (l *litParser) dict() error {
 	if err := l.enter(); err != nil {
 		return err
 	}
-	defer func() { l.depth-- }()
+	l.dicts++
+	defer func() { l.depth--; l.dicts-- }()
 	l.i++
 	l.out = append(l.out, '{')
 	for first := true; ; first = false {
@@ -166,6 +175,9 @@ func (l *litParser) dict() error {
 		if !first && !l.eof() && l.s[l.i] == ',' {
 			l.i++
 			l.ws()
+		} else if !l.eof() && l.s[l.i] == ']' && l.lists > 0 {
+			l.out = append(l.out, '}') // the enclosing list's closer
+			return nil
 		} else if !first && !l.eof() && l.s[l.i] != '}' {
 			return l.fail("expected ',' or '}' after an object member, found %q", l.s[l.i])
 		}

@@ -99,11 +99,19 @@ func (p *parser) mistralV11(o *outcome, i int) int {
 			}
 			p.charge(i - j)
 		}
-		if !strings.HasPrefix(text[i:], mistralArgs) {
+		a := -1
+		switch {
+		case strings.HasPrefix(text[i:], mistralArgs):
+			a = p.skipSpace(i+len(mistralArgs), len(text))
+		case i > start && i < len(text) && text[i] == '{':
+			// [ARGS] is a special token: decoded without special tokens
+			// the call reads NAME{…} (vLLM's fn_name_regex).
+			a = i
+		}
+		if a < 0 {
 			o.problem("your [TOOL_CALLS] marker is followed by %q without [ARGS]; %s", truncate(text[start:min(len(text), start+40)], 40), p.hint(FormatMistralV11, ""))
 			return i
 		}
-		a := p.skipSpace(i+len(mistralArgs), len(text))
 		if a >= len(text) || text[a] != '{' {
 			o.problem("the arguments after [ARGS] in your call to %q must be a JSON object; %s", name, p.hint(FormatMistralV11, name))
 			return a
@@ -125,7 +133,7 @@ func (p *parser) mistralV11(o *outcome, i int) int {
 			j++
 		}
 		p.charge(j - n)
-		if j == n || !(strings.HasPrefix(text[j:], mistralArgs) || strings.HasPrefix(text[j:], mistralCallID)) {
+		if j == n || !(strings.HasPrefix(text[j:], mistralArgs) || strings.HasPrefix(text[j:], mistralCallID) || (j < len(text) && text[j] == '{')) {
 			return e
 		}
 		i = n

@@ -30,11 +30,23 @@
 // opener in the prompt) is moved to Result.Reasoning and never searched for
 // calls, so a model thinking about a call does not make it twice.
 //
+// Variant spellings the reference parsers accept are read too (see
+// normalize.go and testdata/reference.json, each case naming the test it
+// comes from): Mistral v11 calls whose [ARGS] was dropped as a special
+// token (NAME{…}), a list whose last object is left open before "]",
+// [THINK]…[/THINK] reasoning, <function name="NAME"> and <parameter = K>,
+// DeepSeek's markers with ASCII bars, Functionary's >>> inside a line and
+// >>>python followed by raw code. Qwen3-Coder values are typed by the
+// schema the way vLLM's parser does (its type aliases, "2.0" as 2 for a
+// number), and a <parameter= on its own line before any </parameter>
+// starts the next parameter of a value left unclosed.
+//
 // Qwen3-Coder parameter values end only at a </parameter> followed by the
 // next <parameter=, </function> or the end of the call, so a value may hold
 // those tags literally; a reply cut off inside a value is an attempt with a
 // Problem, never a guessed call. Options.CallPrefix applies Ollama's
-// template rule: a bare JSON call after text is not a call.
+// template rule: a bare JSON call after text is not a call, and JSON calls
+// behind a prefix no family knows ("Action: ```json") are read.
 //
 // When Options.Tools is non-empty, only calls to offered tools are
 // recognised, and a bare JSON object is a call only if it names one. Tags
@@ -171,6 +183,7 @@ func Parse(text string, opts Options) Result {
 // for the linear-time tests.
 func parseCounted(text string, opts Options) (Result, int64) {
 	p := &parser{text: text, tools: newToolIndex(opts.Tools), callPrefix: opts.CallPrefix}
+	p.normalize()
 	reasoning := p.splitThink()
 	o := p.dispatch()
 	r := p.finish(o)
@@ -200,6 +213,8 @@ type outcome struct {
 	cuts      []span  // text removed from Content
 	content   *string // set by families that build Content themselves
 	reasoning string
+	// prefixed: the calls were behind Options.CallPrefix.
+	prefixed bool
 	// moreProblems counts problems beyond maxProblems.
 	moreProblems int
 }
@@ -238,7 +253,7 @@ func (p *parser) dispatch() *outcome {
 	}
 	var attempt *outcome
 	for _, family := range []func() *outcome{
-		p.parseDeepSeek, p.parseKimi, p.parseMistral, p.parsePythonTag, p.parseGLM, p.parseXML, p.parseFunctionaryV32, p.parsePythonic, p.parseJSON,
+		p.parseDeepSeek, p.parseKimi, p.parseMistral, p.parsePythonTag, p.parseGLM, p.parseXML, p.parseFunctionaryV32, p.parsePythonic, p.parsePrefixed, p.parseJSON,
 	} {
 		o := family()
 		if o == nil {
@@ -290,8 +305,14 @@ func (p *parser) finish(o *outcome) Result {
 
 // splitThink moves a leading reasoning block out of the text to parse.
 func (p *parser) splitThink() string {
-	const open, close = "<think>", "</think>"
+	open, close := "<think>", "</think>"
 	end := strings.Index(p.text, close)
+	p.charge(len(p.text))
+	if end < 0 {
+		// Magistral and Ministral think in [THINK]…[/THINK].
+		open, close = "[THINK]", "[/THINK]"
+		end = strings.Index(p.text, close)
+	}
 	if end < 0 {
 		p.charge(len(p.text))
 		return ""

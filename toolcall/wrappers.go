@@ -93,7 +93,7 @@ func (p *parser) skipSpaceBack(i, floor int) int {
 // it reports whether o's calls are bare JSON, with no marker of their own,
 // and text comes before the first of them.
 func (p *parser) textBeforeBareCall(o *outcome) bool {
-	if p.callPrefix == "" || len(o.cuts) == 0 {
+	if p.callPrefix == "" || len(o.cuts) == 0 || o.prefixed {
 		return false
 	}
 	switch o.format {
@@ -107,4 +107,73 @@ func (p *parser) textBeforeBareCall(o *outcome) bool {
 	}
 	p.charge(first.start)
 	return strings.TrimSpace(p.text[:first.start]) != ""
+}
+
+// parsePrefixed reads JSON calls behind Options.CallPrefix when no family
+// knows the prefix ("Action: ```json", "functools[" and whatever else a
+// model's template writes before its calls): Ollama's tools parser takes
+// the JSON object or list after the tag the template puts first in its
+// .ToolCalls block. The prefix, the JSON and a closing fence or tag leave
+// Content.
+func (p *parser) parsePrefixed() *outcome {
+	pre := p.callPrefix
+	if pre == "" || pre == "{" || pre == "[" || !p.contains(pre) {
+		return nil
+	}
+	text := p.text
+	o := &outcome{prefixed: true}
+	f := p.finder(pre)
+	for pos := 0; pos < len(text); {
+		m := f.next(pos)
+		if m < 0 {
+			break
+		}
+		i := p.skipSpace(m+len(pre), len(text))
+		// A prefix ending in '[' or '{' ("functools[") opens the JSON.
+		if last := pre[len(pre)-1]; last == '[' || last == '{' {
+			i = m + len(pre) - 1
+		}
+		if i >= len(text) || (text[i] != '{' && text[i] != '[') {
+			pos = m + len(pre)
+			continue
+		}
+		e, closed := p.jsonExtent(i, len(text))
+		body := text[i:e]
+		o.attemptFormat(FormatJSON)
+		v, err := p.decodeLenient(body, !closed)
+		if err != nil {
+			if !o.full() {
+				o.problem("the JSON after %q %s; %s", pre, jsonProblem(body, err), p.hint(FormatJSON, ""))
+			}
+			pos = e
+			continue
+		}
+		raws, ok := callsFromValue(v, 0)
+		n := len(o.calls)
+		if ok {
+			for _, rc := range raws {
+				p.addCall(o, rc.name, rc.args, true, FormatJSON)
+			}
+		}
+		end := e
+		j := p.skipSpace(e, len(text))
+		closer := ""
+		switch {
+		case strings.HasPrefix(text[j:], "```"):
+			closer = "```"
+		case pre[0] == '<' && len(pre) > 1:
+			closer = "</" + pre[1:]
+		}
+		if closer != "" && strings.HasPrefix(text[j:], closer) {
+			end = j + len(closer)
+		}
+		if len(o.calls) > n {
+			o.cuts = append(o.cuts, span{m, end})
+		}
+		pos = end
+	}
+	if len(o.calls) == 0 && len(o.problems) == 0 && len(o.unmatched) == 0 {
+		return nil
+	}
+	return o
 }

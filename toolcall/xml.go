@@ -172,6 +172,12 @@ func (x *xmlParser) functions(i, limit int, inBlock bool) (int, bool) {
 		if isJSON {
 			// <function=NAME>{json}</function>, as Llama 3.1 writes it
 			body := strings.TrimSpace(text[j:fend])
+			if e, closed := x.jsonExtent(j, fend); closed && strings.HasPrefix(tagFunctionEnd, strings.TrimSpace(text[e:fend])) {
+				// the object, then at most the start of </function>: a
+				// stream cut inside the closing tag (llama.cpp's
+				// Functionary v3.1 parser takes the call)
+				body = text[j:e]
+			}
 			v, err := x.decodeLenient(body, true)
 			if err != nil {
 				if !o.full() {
@@ -228,7 +234,15 @@ func (x *xmlParser) parameters(tool string, i, end int, cut bool) ([]byte, bool)
 		// </function>, </tool_call> or the end of the call: a literal
 		// </parameter> or <parameter=x> inside the value stays in it.
 		vend, next := -1, -1
-		if vstart < noCloserFrom {
+		// A <parameter= on a line of its own before any </parameter> is
+		// the next parameter of a value whose closing tag the model left
+		// out (vLLM's parameter regex ends a value at <parameter=).
+		if n := x.par.before(vstart, end); n >= 0 && x.lineStartBefore(n) {
+			if c := x.pEnd.before(vstart, end); c < 0 || n < c {
+				vend, next = n, n
+			}
+		}
+		if vend < 0 && vstart < noCloserFrom {
 			for c := x.pEnd.before(vstart, end); c >= 0; c = x.pEnd.before(c+len(tagParameterEnd), end) {
 				if x.endsValue(c+len(tagParameterEnd), end) {
 					vend, next = c, c+len(tagParameterEnd)
