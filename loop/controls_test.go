@@ -195,8 +195,23 @@ func TestTerminateStoredSession(t *testing.T) {
 }
 
 func TestRecoveryOfInterruptedToolCalls(t *testing.T) {
-	for _, idempotent := range []bool{true, false} {
-		t.Run(map[bool]string{true: "idempotent", false: "not idempotent"}[idempotent], func(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		idempotent bool
+		build      func(model.ToolSpec, func(context.Context, json.RawMessage) (tool.Result, error)) tool.Tool
+	}{
+		{"idempotent", true, func(s model.ToolSpec, fn func(context.Context, json.RawMessage) (tool.Result, error)) tool.Tool {
+			return idem{tool.Func(s, fn)}
+		}},
+		{"Func marked idempotent", true, func(s model.ToolSpec, fn func(context.Context, json.RawMessage) (tool.Result, error)) tool.Tool {
+			return tool.Func(s, fn, tool.MarkIdempotent())
+		}},
+		{"not idempotent", false, func(s model.ToolSpec, fn func(context.Context, json.RawMessage) (tool.Result, error)) tool.Tool {
+			return tool.Func(s, fn)
+		}},
+	} {
+		idempotent := c.idempotent
+		t.Run(c.name, func(t *testing.T) {
 			e := newEnv()
 			runs := 0
 			crash := make(chan struct{})
@@ -210,10 +225,7 @@ func TestRecoveryOfInterruptedToolCalls(t *testing.T) {
 				}
 				return tool.Result{Output: "done again"}, nil
 			}
-			var tl tool.Tool = tool.Func(spec, fn)
-			if idempotent {
-				tl = idem{tl}
-			}
+			tl := c.build(spec, fn)
 			m := scripted.Replies(scripted.Call("act", `{"path":"a"}`), scripted.Text("finished"))
 			ctx, cancel := context.WithCancel(t.Context())
 			r := e.runner(t, m, []tool.Tool{tl}, nil)

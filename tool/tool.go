@@ -62,20 +62,39 @@ func EffectOf(t Tool) Effect {
 	return EffectExecute
 }
 
-// Func builds a Tool from a spec and a function.
-func Func(spec model.ToolSpec, fn func(ctx context.Context, args json.RawMessage) (Result, error)) Tool {
-	return funcTool{spec: spec, fn: fn}
+// Func builds a Tool from a spec and a function. Options declare what the
+// loop may assume about it, such as MarkIdempotent.
+func Func(spec model.ToolSpec, fn func(ctx context.Context, args json.RawMessage) (Result, error), opts ...FuncOption) Tool {
+	t := funcTool{spec: spec, fn: fn}
+	for _, o := range opts {
+		o(&t)
+	}
+	return t
+}
+
+// FuncOption declares a property of a tool built by Func.
+type FuncOption func(*funcTool)
+
+// MarkIdempotent declares a Func tool idempotent (see Idempotent): running
+// it twice with the same arguments has the same effect as running it once.
+// After a crash, a call of it that started but never finished is run again
+// instead of being reported to the model as maybe-done, and the loop may
+// start it before the record that it started is durable.
+func MarkIdempotent() FuncOption {
+	return func(t *funcTool) { t.idempotent = true }
 }
 
 type funcTool struct {
-	spec model.ToolSpec
-	fn   func(ctx context.Context, args json.RawMessage) (Result, error)
+	spec       model.ToolSpec
+	fn         func(ctx context.Context, args json.RawMessage) (Result, error)
+	idempotent bool
 }
 
 func (t funcTool) Spec() model.ToolSpec { return t.spec }
 func (t funcTool) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 	return t.fn(ctx, args)
 }
+func (t funcTool) Idempotent() bool { return t.idempotent }
 
 // ModificationKind says how a file changed.
 type ModificationKind string
