@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 
 	"github.com/agentloop/agentloop/internal/ownstack"
 	"github.com/agentloop/agentloop/model"
@@ -43,6 +44,13 @@ type Config struct {
 	HTTPClient *http.Client
 	Timeouts   transport.Timeouts
 	Retry      transport.Retry
+	// NoRecover turns off reading tool calls that Ollama's parser left in
+	// a reply's text. By default, when tools were offered and the reply
+	// has text but no calls, the client asks /api/show (once per model)
+	// for the model's template, takes its call prefix the way Ollama does
+	// (see CallPrefix) and recovers the calls with toolcall.Parse under
+	// that prefix's rule.
+	NoRecover bool
 	// NewID names tool calls (Ollama may send none). Default: "call_" and
 	// random hex.
 	NewID func() string
@@ -50,8 +58,10 @@ type Config struct {
 
 // Client is a model.Model for one Ollama server.
 type Client struct {
-	cfg Config
-	tc  *transport.Client
+	cfg      Config
+	tc       *transport.Client
+	header   http.Header
+	prefixes sync.Map // model name -> its template's call prefix
 }
 
 var _ model.Model = (*Client)(nil)
@@ -71,7 +81,7 @@ func New(cfg Config) *Client {
 	if cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
-	return &Client{cfg: cfg, tc: transport.New(transport.Config{
+	return &Client{cfg: cfg, header: h, tc: transport.New(transport.Config{
 		Provider:        "ollama",
 		URL:             transport.Endpoint(cfg.BaseURL, "/api/chat"),
 		Header:          h,
@@ -113,6 +123,9 @@ func (c *Client) Generate(ctx context.Context, req *model.Request, stream model.
 	})
 	if err != nil {
 		return nil, err
+	}
+	if !c.cfg.NoRecover {
+		c.recoverCalls(ctx, name, req, resp)
 	}
 	if stream == nil && whole != nil && (resp.Text != "" || resp.Reasoning != nil) {
 		d := model.Delta{Text: resp.Text}
