@@ -287,6 +287,11 @@ type Limits struct {
 	// ContextTokens is the model's context window; near it the
 	// conversation is condensed (zero: unknown, never condensed).
 	ContextTokens int `json:"context_tokens,omitempty"`
+	// MaxOutputTokens caps each call's output (the request's max tokens).
+	// Zero leaves it to the provider, or under a token or cost budget
+	// DefaultMaxOutputTokens, so that a call's cost is bounded before it
+	// is sent.
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
 }
 
 // StuckThresholds returns the repeat counts stuck detection uses: for a

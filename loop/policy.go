@@ -228,12 +228,16 @@ func guidance(texts []string) []Payload {
 
 // boundary decides at an iteration boundary (a person's messages already
 // recorded): a requested pause, then the stop conditions at time now, then
-// the next iteration with the warnings the model gets about its limits.
-func (p policy) boundary(st *State, now time.Time, stop StopCondition, pauseNote string, pause bool) Step {
+// the budgets against the most the next call can spend, then the next
+// iteration with the warnings the model gets about its limits.
+func (p policy) boundary(st *State, now time.Time, stop StopCondition, next CallEstimate, pauseNote string, pause bool) Step {
 	if pause {
 		return Step{Events: []Payload{&SessionPaused{Reason: ReasonUser, Detail: pauseNote}}}
 	}
 	d := stop.Check(st, now)
+	if d.Action == Continue {
+		d = budgets(st, next)
+	}
 	switch d.Action {
 	case End:
 		return Step{Next: endForLimit, Limit: d}

@@ -177,14 +177,18 @@ func TestPolicyBoundaryAndVerification(t *testing.T) {
 	p := policy{texts: Texts{}.withDefaults()}
 	stop := builtinConditions(Limits{MaxIterations: 2})
 	fresh := fold(t, started(ModeTools, 2))
-	want(t, "the first iteration", p.boundary(fresh, t0, stop, "", false), "call model", `iteration.started{"n":1}`)
-	want(t, "a pause request", p.boundary(fresh, t0, stop, "lunch", true), "nothing", `session.paused{"reason":"user","detail":"lunch"}`)
+	want(t, "the first iteration", p.boundary(fresh, t0, stop, CallEstimate{}, "", false), "call model", `iteration.started{"n":1}`)
+	want(t, "a pause request", p.boundary(fresh, t0, stop, CallEstimate{}, "lunch", true), "nothing", `session.paused{"reason":"user","detail":"lunch"}`)
 	one := fold(t, seq([]Payload{started(ModeTools, 2)}, inIteration(1, "x"), []Payload{&IterationEnded{N: 1, Status: IterationCompleted}})...)
-	want(t, "the last iteration is announced", p.boundary(one, t0, stop, "", false), "call model", `iteration.started{"n":2}`, `"key":"last_iteration"`)
+	want(t, "the last iteration is announced", p.boundary(one, t0, stop, CallEstimate{}, "", false), "call model", `iteration.started{"n":2}`, `"key":"last_iteration"`)
 	two := fold(t, seq([]Payload{started(ModeTools, 2)}, inIteration(1, "x"), []Payload{&IterationEnded{N: 1, Status: IterationCompleted}}, inIteration(2, "y"), []Payload{&IterationEnded{N: 2, Status: IterationCompleted}})...)
-	want(t, "the iteration limit", p.boundary(two, t0, stop, "", false), "end for max_iterations")
+	want(t, "the iteration limit", p.boundary(two, t0, stop, CallEstimate{}, "", false), "end for max_iterations")
 	timed := builtinConditions(Limits{MaxIterations: 9, Timeout: time.Minute})
-	want(t, "the time limit, by the given clock", p.boundary(fresh, t0.Add(time.Hour), timed, "", false), "end for timeout")
+	want(t, "the time limit, by the given clock", p.boundary(fresh, t0.Add(time.Hour), timed, CallEstimate{}, "", false), "end for timeout")
+	budgeted := fold(t, &SessionStarted{Task: "t", Mode: ModeTools, Limits: Limits{MaxIterations: 9, BudgetUSD: 0.01, BudgetTokens: 5000}})
+	want(t, "a first call that could pass the cost budget", p.boundary(budgeted, t0, stop, CallEstimate{InputTokens: 900, OutputTokens: 4096, CostUSD: 0.0346}, "", false), "end for budget_cost")
+	want(t, "a first call that could pass the token budget", p.boundary(budgeted, t0, stop, CallEstimate{InputTokens: 1000, OutputTokens: 4096}, "", false), "end for budget_tokens")
+	want(t, "a call the budgets cover", p.boundary(budgeted, t0, stop, CallEstimate{InputTokens: 900, OutputTokens: 4096, CostUSD: 0.01}, "", false), "call model", `iteration.started{"n":1}`)
 
 	failing := &VerificationFinished{Trigger: "completion", Outcome: VerifyFail, Checks: []VerifyCheck{{Name: "go test", Output: "FAIL"}}}
 	answered := fold(t, seq([]Payload{started(ModeTools, 3)}, inIteration(1, "done"), []Payload{&IterationEnded{N: 1, Status: IterationCompleted, Answer: "done"}, failing})...)

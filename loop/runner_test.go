@@ -218,6 +218,7 @@ func TestTokenBudgetCheckedBeforeSpending(t *testing.T) {
 	off := false
 	r := e.runner(t, m, []tool.Tool{echoTool("read_file", nil)}, func(c *loop.Config) {
 		c.Limits.BudgetTokens = 1000
+		c.Limits.MaxOutputTokens = 150
 		c.Limits.WrapUp = &off
 	})
 	st := run(t, r, "x")
@@ -238,7 +239,10 @@ func TestBudgetWarnings(t *testing.T) {
 	}
 	steps = append(steps, scripted.Text("ok").WithUsage(model.Usage{InputTokens: 900, OutputTokens: 100}))
 	m := scripted.Replies(steps...)
-	r := e.runner(t, m, []tool.Tool{echoTool("read_file", nil)}, func(c *loop.Config) { c.Limits.BudgetTokens = 10000 })
+	r := e.runner(t, m, []tool.Tool{echoTool("read_file", nil)}, func(c *loop.Config) {
+		c.Limits.BudgetTokens = 10000
+		c.Limits.MaxOutputTokens = 100
+	})
 	st := run(t, r, "x")
 	checkScript(t, m)
 	reqs := m.Requests()
@@ -265,6 +269,45 @@ func TestCostBudget(t *testing.T) {
 	st := run(t, r, "x")
 	if st.Reason != loop.ReasonBudgetCost || st.InteractionCount != 1 {
 		t.Fatalf("reason %s interactions %d", st.Reason, st.InteractionCount)
+	}
+}
+
+// The first call is priced before it is sent, from its input and the
+// output it asks for at most: one the budget cannot cover is never made.
+func TestCostBudgetGatesTheFirstCall(t *testing.T) {
+	e := newEnv()
+	m := scripted.Replies(scripted.Text("too dear"))
+	perMTok := func(_ string, u model.Usage) (float64, bool) {
+		return (float64(u.InputTokens)*2 + float64(u.OutputTokens)*8) / 1e6, true
+	}
+	r := e.runner(t, m, nil, func(c *loop.Config) {
+		c.Limits.BudgetUSD = 0.0001
+		c.Price = perMTok
+	})
+	st := run(t, r, "x")
+	if len(m.Requests()) != 0 || st.InteractionCount != 0 {
+		t.Fatalf("%d calls made", len(m.Requests()))
+	}
+	if st.Status != loop.StatusFailed || st.Reason != loop.ReasonBudgetCost || !strings.Contains(st.Detail, "spent $0 of $0.0001") {
+		t.Fatalf("%s %s: %s", st.Status, st.Reason, st.Detail)
+	}
+}
+
+// Under a budget every call asks for at most the output cap, so its cost
+// is bounded before it is sent; the token budget counts the cap too.
+func TestBudgetCapsEachCallsOutput(t *testing.T) {
+	e := newEnv()
+	m := scripted.Replies(scripted.Call("read_file", `{"path":"1"}`).WithUsage(model.Usage{InputTokens: 100, OutputTokens: 100}), scripted.Text("never"))
+	r := e.runner(t, m, []tool.Tool{echoTool("read_file", nil)}, func(c *loop.Config) {
+		c.Limits.BudgetTokens = loop.DefaultMaxOutputTokens + 200
+	})
+	st := run(t, r, "x")
+	reqs := m.Requests()
+	if len(reqs) != 1 || reqs[0].MaxTokens != loop.DefaultMaxOutputTokens {
+		t.Fatalf("%d calls, max tokens %d", len(reqs), reqs[0].MaxTokens)
+	}
+	if st.Reason != loop.ReasonBudgetTokens || !strings.Contains(st.Detail, "used 200 of 4296 tokens") {
+		t.Fatalf("%s: %s", st.Reason, st.Detail)
 	}
 }
 

@@ -91,7 +91,49 @@ func (s *Session) between(ctx context.Context) error {
 		s.pauseReq = ""
 		s.mu.Unlock()
 	}
-	return s.perform(ctx, s.policy().boundary(s.state, s.r.cfg.Clock(), s.stop, note, pause))
+	return s.perform(ctx, s.policy().boundary(s.state, s.r.cfg.Clock(), s.stop, s.nextCall(), note, pause))
+}
+
+// request is the next model call's request: the conversation with the
+// per-request context, the tools, and the output cap.
+func (s *Session) request() *model.Request {
+	// Request.Model stays empty: the client sends the bare name it was
+	// opened with; st.Model is the recorded PROVIDER/NAME spec, which no
+	// provider accepts on the wire.
+	return &model.Request{Messages: withContext(s.state, s.env.Context), Tools: s.env.Tools.Specs(), MaxTokens: s.state.Limits.outputCap()}
+}
+
+// nextCall is the most the next model call can spend, for the budgets
+// (zero without one: counting the conversation's tokens is not free).
+func (s *Session) nextCall() CallEstimate {
+	l := s.state.Limits
+	if l.BudgetTokens <= 0 && l.BudgetUSD <= 0 {
+		return CallEstimate{}
+	}
+	return s.estimate(s.request())
+}
+
+// estimate counts req's input with the runner's tokenizer (4 bytes a
+// token without one) and prices it with the output req asks for at most.
+func (s *Session) estimate(req *model.Request) CallEstimate {
+	e := CallEstimate{OutputTokens: req.MaxTokens}
+	if f := s.r.cfg.EstimateUsage; f != nil {
+		e.InputTokens = f(req, nil).InputTokens
+	} else {
+		n := 0
+		for _, m := range req.Messages {
+			n += len(m.Content) + 16
+			for _, c := range m.ToolCalls {
+				n += len(c.Name) + len(c.Arguments)
+			}
+		}
+		for _, t := range req.Tools {
+			n += len(t.Name) + len(t.Description) + len(t.Parameters)
+		}
+		e.InputTokens = n / 4
+	}
+	e.CostUSD = s.cost(model.Usage{InputTokens: e.InputTokens, OutputTokens: e.OutputTokens})
+	return e
 }
 
 // callModel makes the current iteration's model call and records the reply.
@@ -99,11 +141,7 @@ func (s *Session) callModel(ctx context.Context) error {
 	if ok, err := s.fitContext(ctx); !ok || err != nil {
 		return err
 	}
-	st := s.state
-	// Request.Model stays empty: the client sends the bare name it was
-	// opened with; st.Model is the recorded PROVIDER/NAME spec, which no
-	// provider accepts on the wire.
-	req := &model.Request{Messages: withContext(st, s.env.Context), Tools: s.env.Tools.Specs()}
+	req := s.request()
 	if err := s.commitFor(ctx, effectModelCall); err != nil {
 		return err
 	}
@@ -353,14 +391,15 @@ func (s *Session) endByLimit(ctx context.Context, d Decision) error {
 	}
 	answer, partial := s.state.LastAnswer(), true
 	wrappedBefore := st.WrappedUp // by this session before a crash
-	// No wrap-up past a budget: it would spend more.
-	if !wrappedBefore && st.Limits.wrapUp() && st.InteractionCount > 0 && d.Reason != ReasonBudgetTokens && d.Reason != ReasonBudgetCost && ctx.Err() == nil {
+	// No wrap-up past a budget, nor one that could pass it.
+	if !wrappedBefore && st.Limits.wrapUp() && st.InteractionCount > 0 && d.Reason != ReasonBudgetTokens && d.Reason != ReasonBudgetCost && ctx.Err() == nil &&
+		s.wrapUpAffordable(d.Reason) {
 		s.emit(&MessageAdded{Role: model.RoleUser, Content: s.r.cfg.Texts.WrapUp(d.Reason), Kind: KindWrapUp})
 		if err := s.commitFor(ctx, effectModelCall); err != nil {
 			return err
 		}
 		wctx, cancel := context.WithTimeout(ctx, s.wrapUpTimeout())
-		resp, dur, err := s.generate(wctx, &model.Request{Messages: st.Conversation})
+		resp, dur, err := s.generate(wctx, &model.Request{Messages: st.Conversation, MaxTokens: st.Limits.outputCap()})
 		cancel()
 		if err == nil {
 			s.emit(&ModelResponded{Iteration: st.CurrentIteration, Text: resp.Text, Reasoning: resp.Reasoning, FinishReason: resp.FinishReason,
@@ -381,6 +420,16 @@ func (s *Session) endByLimit(ctx context.Context, d Decision) error {
 	}
 	s.endSession(&SessionEnded{Status: status, Reason: d.Reason, Detail: d.Detail, Answer: answer, Partial: partial && answer != ""}, "")
 	return nil
+}
+
+// wrapUpAffordable reports whether the budgets allow the wrap-up call.
+func (s *Session) wrapUpAffordable(reason StopReason) bool {
+	st := s.state
+	if st.Limits.BudgetTokens <= 0 && st.Limits.BudgetUSD <= 0 {
+		return true
+	}
+	msgs := append(st.Conversation[:len(st.Conversation):len(st.Conversation)], model.Message{Role: model.RoleUser, Content: s.r.cfg.Texts.WrapUp(reason)})
+	return budgets(st, s.estimate(&model.Request{Messages: msgs, MaxTokens: st.Limits.outputCap()})).Action == Continue
 }
 
 // wrapUpTimeout bounds the wrap-up call: the model call limit (2 minutes

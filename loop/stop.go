@@ -2,6 +2,8 @@ package loop
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/agentloop/agentloop/model"
@@ -95,9 +97,10 @@ func Timeout(d time.Duration) StopCondition {
 	})
 }
 
-// BudgetTokens ends the session before a call that would pass the budget.
-// The next call is estimated to cost at least what the conversation holds
-// now (a call resends it) plus the largest output seen so far.
+// BudgetTokens ends the session once the budget is used up or the next
+// call, by State.NextCallEstimate, would pass it. A runner's own budgets
+// (Limits.BudgetTokens) are checked more strictly, against the request
+// about to be sent: see CallEstimate.
 func BudgetTokens(budget int) StopCondition {
 	return StopFunc(func(s *State, _ time.Time) Decision {
 		if budget <= 0 {
@@ -112,7 +115,10 @@ func BudgetTokens(budget int) StopCondition {
 	})
 }
 
-// BudgetCost ends the session before a call that would pass the budget in USD.
+// BudgetCost ends the session once the budget in USD is spent or the next
+// call, at the average cost of the calls so far, would pass it. A runner's
+// own budget (Limits.BudgetUSD) is checked more strictly, against the
+// request about to be sent, first call included: see CallEstimate.
 func BudgetCost(budgetUSD float64) StopCondition {
 	return StopFunc(func(s *State, _ time.Time) Decision {
 		if budgetUSD <= 0 {
@@ -123,10 +129,60 @@ func BudgetCost(budgetUSD float64) StopCondition {
 			next = s.CostUSD / float64(s.InteractionCount) // average call so far
 		}
 		if s.CostUSD >= budgetUSD || s.CostUSD+next > budgetUSD {
-			return end(ReasonBudgetCost, "spent $%.4f of $%.4f; the next call costs about $%.4f", s.CostUSD, budgetUSD, next)
+			return end(ReasonBudgetCost, "spent %s of %s; the next call costs about %s", usd(s.CostUSD), usd(budgetUSD), usd(next))
 		}
 		return Decision{}
 	})
+}
+
+// DefaultMaxOutputTokens is the output a call asks for at most (the
+// request's max tokens) under a token or cost budget, when
+// Limits.MaxOutputTokens does not say.
+const DefaultMaxOutputTokens = 4096
+
+// CallEstimate is the most the next model call can spend: its input (the
+// request as it will be sent, counted by the runner's tokenizer), the
+// output it asks for at most (sent as the request's max tokens) and the
+// cost of both at the model's prices (zero when they are unknown).
+type CallEstimate struct {
+	InputTokens  int
+	OutputTokens int
+	CostUSD      float64
+}
+
+// outputCap is the max tokens a call asks for: zero (the provider's
+// default) without a budget.
+func (l Limits) outputCap() int {
+	if l.BudgetTokens <= 0 && l.BudgetUSD <= 0 {
+		return l.MaxOutputTokens
+	}
+	if l.MaxOutputTokens > 0 {
+		return l.MaxOutputTokens
+	}
+	return DefaultMaxOutputTokens
+}
+
+// budgets refuses a call that could pass a budget: what was spent plus the
+// most the call can spend. The first call is no exception.
+func budgets(st *State, next CallEstimate) Decision {
+	l := st.Limits
+	if l.BudgetTokens > 0 {
+		used, call := st.Usage.Total(), next.InputTokens+next.OutputTokens
+		if used+call > l.BudgetTokens {
+			return end(ReasonBudgetTokens, "used %d of %d tokens; the next call could take %d more (%d in, up to %d out)",
+				used, l.BudgetTokens, call, next.InputTokens, next.OutputTokens)
+		}
+	}
+	if l.BudgetUSD > 0 && st.CostUSD+next.CostUSD > l.BudgetUSD {
+		return end(ReasonBudgetCost, "spent %s of %s; the next call could cost %s more (%d input tokens, up to %d output tokens)",
+			usd(st.CostUSD), usd(l.BudgetUSD), usd(next.CostUSD), next.InputTokens, next.OutputTokens)
+	}
+	return Decision{}
+}
+
+// usd formats dollars with enough digits for small budgets: $0.00036.
+func usd(v float64) string {
+	return "$" + strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)
 }
 
 // BudgetToolCalls ends the session once n tool calls have run.
@@ -150,13 +206,13 @@ func NoProgress(n int) StopCondition {
 	})
 }
 
-// builtinConditions are the conditions every session has, from its limits.
+// builtinConditions are the conditions every session has, from its
+// limits. The budgets are not among them: they need the request about to
+// be sent (see budgets).
 func builtinConditions(l Limits) StopCondition {
 	conds := []StopCondition{
 		MaxIterations(l.maxIterations()),
 		Timeout(l.Timeout),
-		BudgetTokens(l.BudgetTokens),
-		BudgetCost(l.BudgetUSD),
 		BudgetToolCalls(l.BudgetToolCalls),
 	}
 	if l.NoProgressAfter > 0 {
