@@ -156,6 +156,9 @@ func (w *escapeWorld) attempts() []string {
 		"mount -t tmpfs none " + w.alpha,
 		"dd if=/dev/zero of=big bs=1M seek=1100 count=1 2>&1",
 		"dd if=/dev/zero of=/dev/null bs=9G count=1",
+		// The sleeps that did start are left behind: the supervisor stops
+		// and reaps them, or (as zombies an init that never reaps keeps)
+		// they would starve the next commands of the sandbox user.
 		"i=0; while [ $i -lt 1500 ]; do sleep 20 & i=$((i+1)); done",
 		"kill -9 -1; sleep 1",
 	}

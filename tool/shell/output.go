@@ -108,7 +108,7 @@ func (r *result) format() string {
 	stream("stdout", r.stdout)
 	stream("stderr", r.stderr)
 	if r.leftovers {
-		b.WriteString("note: processes the command left running in the background were stopped.\n")
+		b.WriteString(leftoversNote)
 	}
 	if r.detached {
 		b.WriteString("note: a process that detached from the command kept its output open; output after that was not read.\n")
@@ -130,3 +130,6 @@ func (r *result) format() string {
 	}
 	return b.String()
 }
+
+// leftoversNote tells the model its background processes were stopped.
+const leftoversNote = "note: processes the command left running in the background were stopped.\n"

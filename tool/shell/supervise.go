@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/agentloop/agentloop/sandbox"
 )
@@ -67,6 +68,11 @@ func supervise(parent string, argv []string) int {
 			return 126
 		}
 	}
+	// Orphans of the command become this process's children, so it can
+	// reap them: where no init reaps (many containers) they would stay
+	// zombies forever, and count against the sandbox user's process limit
+	// for every later session.
+	syscall.RawSyscall6(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0, 0, 0, 0)
 	if err := cmd.Start(); err != nil {
 		os.Stderr.WriteString("cannot start " + argv[0] + ": " + err.Error() + "\n")
 		return 127
@@ -80,6 +86,7 @@ func supervise(parent string, argv []string) int {
 				syscall.Kill(0, syscall.SIGKILL) // the whole group, this process too
 			}
 		case <-done:
+			endLeftovers()
 			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 			if ws.Signaled() {
 				// Die the way the command did, so the tool reports it.
@@ -148,4 +155,41 @@ func sysProcAttr() *syscall.SysProcAttr {
 		a.Pdeathsig = syscall.SIGTERM
 	}
 	return a
+}
+
+// prSetChildSubreaper is prctl's PR_SET_CHILD_SUBREAPER.
+const prSetChildSubreaper = 36
+
+// endLeftovers stops what the command left running in the background
+// (SIGTERM to the group, which this process ignores while its parent
+// lives) and reaps it, for up to a second; the shell tool kills whatever
+// still runs once this process has exited.
+func endLeftovers() {
+	if !reap() {
+		return // no process of the command is left
+	}
+	syscall.Kill(0, syscall.SIGTERM)
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if !reap() {
+			break
+		}
+	}
+	os.Stderr.WriteString(leftoversNote)
+}
+
+// reap collects every child that has exited and reports whether any
+// child is left.
+func reap() bool {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil: // ECHILD: none left
+			return false
+		case pid == 0: // children left, none exited
+			return true
+		}
+	}
 }
