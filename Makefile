@@ -36,6 +36,7 @@ test-stress:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/...
+	AGENTLOOP_BENCH=1 $(GO) test -count=1 -run TestCommandCost -v ./bench/sandboxbench
 
 # The demo: a scripted model fixes a failing Go test in a temporary workspace.
 demo:

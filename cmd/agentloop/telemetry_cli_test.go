@@ -81,8 +81,8 @@ func TestServeMetricsInPrometheusText(t *testing.T) {
 	s.waitFor(t, id, "completed")
 	wants := []string{
 		`agentloop_sessions{status="completed"} 1`,
-		`gen_ai_client_token_usage_sum{gen_ai_operation_name="chat",gen_ai_provider_name="scripted",gen_ai_request_model="script.json",gen_ai_token_type="input"} 100`,
-		`gen_ai_client_operation_duration_seconds_count{gen_ai_operation_name="chat",gen_ai_provider_name="scripted",gen_ai_request_model="script.json"} 2`,
+		`gen_ai_client_token_usage_sum{gen_ai_operation_name="chat",gen_ai_provider_name="scripted",gen_ai_request_model="scripted",gen_ai_token_type="input"} 100`,
+		`gen_ai_client_operation_duration_seconds_count{gen_ai_operation_name="chat",gen_ai_provider_name="scripted",gen_ai_request_model="scripted"} 2`,
 		`agentloop_tool_calls_total{agentloop_outcome="ok",gen_ai_tool_name="write_file"} 1`,
 		`agentloop_http_requests_total{code="2xx"}`,
 		`target_info{service_name="agentloop"`,
