@@ -69,12 +69,17 @@ func (s *Session) gateAnswer(ctx context.Context, answer string) (accepted bool)
 	return d.Accept
 }
 
-// LastAnswer is the model's latest non-empty text: the answer, or the
-// partial answer of a session a limit or a person stopped.
+// LastAnswer is the model's latest non-empty text in this session: the
+// answer, or the partial answer of a session a limit or a person stopped.
+// A conversation the session started from is not the model's answer, so
+// its messages are never returned.
 func (s *State) LastAnswer() string {
-	for i := len(s.Conversation) - 1; i >= 0; i-- {
-		if m := s.Conversation[i]; m.Role == model.RoleAssistant && strings.TrimSpace(m.Content) != "" {
-			return m.Content
+	for i := len(s.Iterations) - 1; i >= 0; i-- {
+		msgs := s.Iterations[i].Messages
+		for j := len(msgs) - 1; j >= 0; j-- {
+			if m := msgs[j]; m.Role == model.RoleAssistant && strings.TrimSpace(m.Content) != "" {
+				return m.Content
+			}
 		}
 	}
 	return ""
