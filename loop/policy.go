@@ -264,7 +264,10 @@ func (p policy) limitWarnings(st *State, n int) []Payload {
 	if st.Mode == ModeSelfReasoning {
 		marker = st.Marker
 	}
-	if st.MaxIterations > 1 && n == st.MaxIterations {
+	// A one-call session in tools mode answers in that call or in the
+	// wrap-up; in self-reasoning mode only the marker ends it, so the
+	// model hears about its last call even when it is the first.
+	if n == st.MaxIterations && (st.MaxIterations > 1 || st.Mode == ModeSelfReasoning) {
 		warn("last_iteration", p.texts.LastIteration(n, st.MaxIterations, marker))
 	}
 	budget := func(kind string, used, limit float64) {

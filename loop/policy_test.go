@@ -183,6 +183,9 @@ func TestPolicyBoundaryAndVerification(t *testing.T) {
 	want(t, "the last iteration is announced", p.boundary(one, t0, stop, CallEstimate{}, "", false), "call model", `iteration.started{"n":2}`, `"key":"last_iteration"`)
 	two := fold(t, seq([]Payload{started(ModeTools, 2)}, inIteration(1, "x"), []Payload{&IterationEnded{N: 1, Status: IterationCompleted}}, inIteration(2, "y"), []Payload{&IterationEnded{N: 2, Status: IterationCompleted}})...)
 	want(t, "the iteration limit", p.boundary(two, t0, stop, CallEstimate{}, "", false), "end for max_iterations")
+	oneStep := fold(t, started(ModeSelfReasoning, 1))
+	want(t, "a one-step self-reasoning session hears it is the last", p.boundary(oneStep, t0, builtinConditions(Limits{MaxIterations: 1}), CallEstimate{}, "", false),
+		"call model", `iteration.started{"n":1}`, `"key":"last_iteration"`)
 	timed := builtinConditions(Limits{MaxIterations: 9, Timeout: time.Minute})
 	want(t, "the time limit, by the given clock", p.boundary(fresh, t0.Add(time.Hour), timed, CallEstimate{}, "", false), "end for timeout")
 	budgeted := fold(t, &SessionStarted{Task: "t", Mode: ModeTools, Limits: Limits{MaxIterations: 9, BudgetUSD: 0.01, BudgetTokens: 5000}})
