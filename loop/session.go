@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentloop/agentloop/model"
 )
@@ -33,6 +34,10 @@ type Session struct {
 	terminate bool
 	cancel    context.CancelCauseFunc
 
+	// calling is the iteration of the model call running or last made
+	// (see Calling).
+	calling atomic.Int64
+
 	done chan struct{}
 	err  error
 }
@@ -54,6 +59,12 @@ func (s *Session) ID() string { return s.id }
 
 // Done is closed when the session stops running here (ended, paused or waiting).
 func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Calling returns the iteration (step) whose model call is running, or
+// the last one made; zero before the first. Config.OnDelta's output
+// belongs to it, while the events of that step may not be durable yet.
+// Safe to call from any goroutine.
+func (s *Session) Calling() int { return int(s.calling.Load()) }
 
 // Wait blocks until the session stops running and returns its final state.
 // The state must not be modified. The end of a session that ended may

@@ -248,6 +248,7 @@ func (s *Session) generate(ctx context.Context, req *model.Request) (*model.Resp
 		id, fn := s.id, cfg.OnDelta
 		stream = func(d model.Delta) { fn(id, d) }
 	}
+	s.calling.Store(int64(s.state.CurrentIteration))
 	start := cfg.Clock()
 	resp, err := s.env.Model.Generate(ctx, req, stream)
 	dur := cfg.Clock().Sub(start)

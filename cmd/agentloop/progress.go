@@ -15,12 +15,20 @@ import (
 
 // progress shows a session's events as they become durable: a redrawn
 // status line on a terminal, plain lines otherwise.
+//
+// Streamed output (delta) arrives live, ahead of the durable events: it
+// is shown only when it belongs to the step on display (live says which
+// step's model call is running; without it, while the step on display
+// waits for its reply), so a later call's output never shows under an
+// earlier step. Before the first step starts there is no status line.
 type progress struct {
 	mu       sync.Mutex
 	w        io.Writer
 	tty      bool
 	max      int
 	step     int
+	awaiting bool // the model call of step is on display and has not replied
+	live     func() int
 	activity string
 	lastLen  int
 	quiet    bool
@@ -28,7 +36,16 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, tty bool, maxIter int) *progress {
-	return &progress{w: w, tty: tty, max: maxIter}
+	return &progress{w: w, tty: tty, max: stepLimit(maxIter)}
+}
+
+// stepLimit is the step limit in force: a session whose limits do not
+// say has the loop's default.
+func stepLimit(n int) int {
+	if n <= 0 {
+		return loop.DefaultMaxIterations
+	}
+	return n
 }
 
 func (p *progress) event(e loop.Event) {
@@ -39,12 +56,13 @@ func (p *progress) event(e loop.Event) {
 	}
 	switch d := e.Data.(type) {
 	case *loop.SessionStarted:
-		p.max = d.Limits.MaxIterations
+		p.max = stepLimit(d.Limits.MaxIterations)
 		p.line(fmt.Sprintf("session %s · %s · up to %d steps", e.SessionID, orDefault(d.Model, "default model"), p.max))
 	case *loop.IterationStarted:
-		p.step = d.N
+		p.step, p.awaiting = d.N, true
 		p.statusLocked("thinking")
 	case *loop.ModelResponded:
+		p.awaiting = false
 		if d.WrapUp {
 			p.line("final answer after the limit")
 			return
@@ -98,6 +116,9 @@ func (p *progress) delta(_ string, d model.Delta) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.step == 0 || (p.live == nil && !p.awaiting) || (p.live != nil && p.live() != p.step) {
+		return // a call whose step is not on display (yet)
+	}
 	if d.ToolName != "" {
 		p.statusLocked("writing call " + d.ToolName)
 	} else if d.Text != "" && !strings.HasPrefix(p.activity, "writing") {
@@ -107,7 +128,7 @@ func (p *progress) delta(_ string, d model.Delta) {
 
 func (p *progress) statusLocked(s string) {
 	p.activity = safeText(s)
-	if !p.tty || p.quiet {
+	if !p.tty || p.quiet || p.step == 0 {
 		return
 	}
 	p.draw()
@@ -131,6 +152,14 @@ func (p *progress) line(s string) {
 	if p.tty && p.activity != "" && p.step > 0 {
 		p.draw()
 	}
+}
+
+// follow shows the streamed output of sess's model calls under their
+// steps.
+func (p *progress) follow(sess *loop.Session) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.live = sess.Calling
 }
 
 func (p *progress) done() {

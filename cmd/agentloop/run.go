@@ -103,6 +103,7 @@ func follow(ctx context.Context, env *cliEnv, sess *loop.Session, after int64, s
 	var st *loop.State
 	for {
 		if sess != nil {
+			env.progress.follow(sess)
 			var err error
 			st, err = sess.Wait(context.Background())
 			if st != nil && err == nil {
