@@ -57,12 +57,18 @@ func main() {
 }
 
 func mainArgs(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || (args[0] == "help" && len(args) == 1) {
 		usage(stderr)
 		if len(args) == 0 {
 			return exitUsage
 		}
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		return cmdVersion(nil, stdout, stderr)
+	}
+	if args[0] == "help" && len(args) > 1 { // help run: run's own help
+		return mainArgs([]string{args[1], "-h"}, stdout, stderr)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
@@ -88,13 +94,32 @@ func usage(w io.Writer) {
 }
 
 // parseFlags parses and turns -h into exit 0 and bad flags into exit 2.
+// parseFlags parses flags anywhere on the line, as gh and kubectl do:
+// `agentloop run "say hi" --model m` sets the model (the standard flag
+// package stops at the first argument that is not a flag, and the flag
+// would have become part of the task). A "--" ends the flags: what
+// follows is taken as it is. fs.Args() is then the arguments in order.
 func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0, false
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0, false
+			}
+			return exitUsage, false
 		}
-		return exitUsage, false
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
+	fs.Parse(append([]string{"--"}, positional...)) // fs.Args() = the positional arguments
 	return 0, true
 }
 
