@@ -12,12 +12,14 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/anthropic"
@@ -26,11 +28,56 @@ import (
 	"github.com/agentloop/agentloop/model/openai"
 )
 
+// Timeouts bound one model call. Zero fields take the defaults given
+// below; a negative field disables that limit.
+type Timeouts struct {
+	// Connect bounds dialing and the TLS handshake (default 10s). It is only
+	// enforced on the HTTP client Open builds, not on Options.HTTPClient.
+	Connect time.Duration
+	// FirstByte bounds the wait from sending the request to the first byte
+	// of the response body: for a stream, the first event; for a
+	// non-streaming call, the whole generation (default 5m, generous for
+	// local models that load weights first).
+	FirstByte time.Duration
+	// Idle bounds the silence between two reads of the response body once
+	// it has started (default 2m).
+	Idle time.Duration
+	// Total bounds the whole call, every attempt and backoff included
+	// (default 15m).
+	Total time.Duration
+}
+
+// Retry is the policy for 408, 409, 429, 5xx and network failures. Waits
+// use exponential backoff with full jitter, or the server's Retry-After
+// when it sends one. Zero fields take the defaults given with each field.
+type Retry struct {
+	// MaxAttempts counts the first try (default 4; 1 disables retries).
+	MaxAttempts int
+	// BaseDelay is the backoff cap of the first retry, doubled per retry
+	// (default 500ms).
+	BaseDelay time.Duration
+	// MaxDelay caps a computed backoff (default 30s).
+	MaxDelay time.Duration
+	// MaxRetryAfter is the longest Retry-After the client will wait for; a
+	// longer one ends the call at once with a *model.RetryableError
+	// carrying the hint, so the caller can pause instead of blocking
+	// (default 2m).
+	MaxRetryAfter time.Duration
+
+	// Sleep, Now and Rand replace the clock and the jitter, for tests; nil
+	// means the real ones. Sleep must return early with ctx.Err() when ctx
+	// ends; Rand returns a number in [0, 1).
+	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
+	Rand  func() float64
+}
+
+// The public policies mirror the transport's field for field: these
+// conversions stop compiling if the two drift apart.
+func (t Timeouts) internal() transport.Timeouts { return transport.Timeouts(t) }
+func (r Retry) internal() transport.Retry       { return transport.Retry(r) }
+
 type (
-	// Timeouts bound a call: connect, first byte, idle between chunks, total.
-	Timeouts = transport.Timeouts
-	// Retry is the retry policy for 408, 409, 429, 5xx and network errors.
-	Retry = transport.Retry
 	// StatusError is a non-2xx reply.
 	StatusError = transport.StatusError
 	// TimeoutError is a call past a limit; it wraps model.ErrTimeout.
@@ -53,8 +100,10 @@ type Options struct {
 	APIKey string
 	// HTTPClient replaces the client built from Timeouts.Connect.
 	HTTPClient *http.Client
-	Timeouts   Timeouts
-	Retry      Retry
+	// Timeouts bound each model call; zero fields take their defaults.
+	Timeouts Timeouts
+	// Retry is the policy for failed calls; zero fields take their defaults.
+	Retry Retry
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
 
@@ -223,13 +272,13 @@ func Open(spec string, opts Options) (model.Model, error) {
 			numCtx = DefaultOllamaNumCtx
 		}
 		return ollama.New(ollama.Config{BaseURL: base, APIKey: key, Model: name, NumCtx: numCtx, StreamTools: opts.StreamTools, Think: think,
-			HTTPClient: opts.HTTPClient, Timeouts: opts.Timeouts, Retry: opts.Retry}), nil
+			HTTPClient: opts.HTTPClient, Timeouts: opts.Timeouts.internal(), Retry: opts.Retry.internal()}), nil
 	case anthropicMessages:
 		if level != "" {
 			budget = thinkingBudgets[level]
 		}
 		return anthropic.New(anthropic.Config{BaseURL: base, APIKey: key, Model: name, ThinkingBudget: budget,
-			HTTPClient: opts.HTTPClient, Timeouts: opts.Timeouts, Retry: opts.Retry}), nil
+			HTTPClient: opts.HTTPClient, Timeouts: opts.Timeouts.internal(), Retry: opts.Retry.internal()}), nil
 	}
 	var h http.Header
 	for k, v := range in.extraHeads {
@@ -243,7 +292,7 @@ func Open(spec string, opts Options) (model.Model, error) {
 	}
 	return openai.New(openai.Config{Provider: in.name, BaseURL: base, APIKey: key, KeyEnv: in.keyEnv, Model: name,
 		MaxTokensField: in.maxTokens, Header: h, ReasoningEffort: level,
-		HTTPClient: opts.HTTPClient, Timeouts: opts.Timeouts, Retry: opts.Retry}), nil
+		HTTPClient: opts.HTTPClient, Timeouts: opts.Timeouts.internal(), Retry: opts.Retry.internal()}), nil
 }
 
 // baseFromEnv reads a base URL from the environment. OLLAMA_HOST is often

@@ -1,12 +1,15 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/anthropic"
@@ -141,5 +144,50 @@ func TestOllamaHost(t *testing.T) {
 		if got := baseFromEnv(in, v); got != want {
 			t.Errorf("OLLAMA_HOST=%q: %q, want %q", v, got, want)
 		}
+	}
+}
+
+// Options.Retry and Options.Timeouts reach every kind of provider.
+func TestOptionsPolicies(t *testing.T) {
+	env := map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}
+	req := &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}
+	for _, spec := range []string{"openai/m", "anthropic/m", "ollama/m"} {
+		var mu sync.Mutex
+		calls, slept := 0, 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			calls++
+			mu.Unlock()
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}))
+		retry := Retry{MaxAttempts: 3, Sleep: func(context.Context, time.Duration) error { slept++; return nil }}
+		m, err := Open(spec, Options{BaseURL: srv.URL, Getenv: func(k string) string { return env[k] }, Retry: retry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = m.Generate(t.Context(), req, nil)
+		mu.Lock()
+		n := calls
+		mu.Unlock()
+		if err == nil || n != 3 || slept != 2 {
+			t.Errorf("%s: %d calls, %d sleeps, error %v; want 3 calls, 2 sleeps", spec, n, slept, err)
+		}
+		srv.Close()
+
+		release := make(chan struct{})
+		hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+		m, err = Open(spec, Options{BaseURL: hang.URL, Getenv: func(k string) string { return env[k] },
+			Timeouts: Timeouts{Total: 50 * time.Millisecond}, Retry: Retry{MaxAttempts: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second) // a regression fails, not hangs
+		_, err = m.Generate(ctx, req, nil)
+		cancel()
+		if !errors.Is(err, model.ErrTimeout) {
+			t.Errorf("%s: error %v, want model.ErrTimeout", spec, err)
+		}
+		close(release)
+		hang.Close()
 	}
 }
