@@ -61,6 +61,9 @@ func (c *Config) defaultEnv() *Env {
 // resolve returns the Env of a session: Config.Resolve's, or the default.
 func (r *Runner) resolve(ctx context.Context, id string, spec *SessionStarted, st *State) (*Env, error) {
 	if r.cfg.Resolve == nil {
+		if r.cfg.Model == nil {
+			return nil, fmt.Errorf("session %s: this runner has no model (it records controls, it runs no session): %w", id, ErrNoModel)
+		}
 		return r.cfg.defaultEnv(), nil
 	}
 	if spec == nil {

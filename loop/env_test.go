@@ -130,7 +130,16 @@ func TestUnresolvableSpecRecordsNothing(t *testing.T) {
 	if len(e.log.events) != 0 {
 		t.Fatalf("a refused session left %d logs", len(e.log.events))
 	}
-	if _, err := loop.New(loop.Config{Log: e.log}); err == nil {
-		t.Fatal("a runner with neither Model nor Resolve was accepted")
+	// A runner with neither Model nor Resolve records and reads sessions;
+	// one it would run is refused before anything is recorded.
+	bare, err := loop.New(loop.Config{Log: e.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bare.Run(t.Context(), loop.Task{Prompt: "x"}); !errors.Is(err, loop.ErrNoModel) {
+		t.Fatalf("a session on a runner without a model: %v", err)
+	}
+	if len(e.log.events) != 0 {
+		t.Fatalf("a session without a model left %d logs", len(e.log.events))
 	}
 }

@@ -120,9 +120,9 @@ type Runner struct {
 
 // New checks the config and returns a Runner.
 func New(cfg Config) (*Runner, error) {
-	if cfg.Model == nil && cfg.Resolve == nil {
-		return nil, errors.New("loop: Config.Model (or Config.Resolve) is required")
-	}
+	// Without Model or Resolve the runner records and reads sessions
+	// (controls, deletes) but runs none: a session it would step ends in
+	// ErrNoModel.
 	if cfg.Log == nil {
 		return nil, errors.New("loop: Config.Log is required (use store/memory for a throwaway log)")
 	}

@@ -485,7 +485,7 @@ func sessionsDelete(args []string, stdout, stderr io.Writer) int {
 	}
 	env := &cliEnv{store: st, caller: localCaller()}
 	defer env.Close()
-	if env.svc, err = service.New(service.Config{Store: st, Runner: loop.Config{Model: noModel{}}}); err != nil {
+	if env.svc, err = service.New(service.Config{Store: st, Runner: loop.Config{}}); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	if err := env.svc.Delete(context.Background(), env.caller, fs.Arg(0)); err != nil {
@@ -521,7 +521,7 @@ func recordOnly(name, usage string, args []string, stdout, stderr io.Writer,
 	}
 	env := &cliEnv{store: st, caller: localCaller()}
 	defer env.Close()
-	if env.svc, err = service.New(service.Config{Store: st, Runner: loop.Config{Model: noModel{}}}); err != nil {
+	if env.svc, err = service.New(service.Config{Store: st, Runner: loop.Config{}}); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	ctx := context.Background()
@@ -550,7 +550,7 @@ func sessionsRecover(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	svc, err := service.New(service.Config{Store: st, Runner: loop.Config{Model: noModel{}}})
+	svc, err := service.New(service.Config{Store: st, Runner: loop.Config{}})
 	if err != nil {
 		st.Close()
 		return fail(stderr, "%v", err)
