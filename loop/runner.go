@@ -206,6 +206,12 @@ func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
 // Runner.Session, Runner.Pause and Runner.Terminate. What it returns is
 // durable, unless Config.EndBehind lets an end commit behind the return
 // on an AsyncLog (see Sync).
+//
+// The error is for a session that could not run or be recorded; how the
+// session stopped is in the state. A limit ending it (max iterations,
+// timeout, a budget) returns err == nil with Status StatusFailed and the
+// limit as Reason. For callers who want an error, State.Err makes one of
+// any outcome but completed.
 func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
 	// Nobody learns of the session before it stops, so its start need
 	// not be durable before its first step — unless the caller chose its
