@@ -507,3 +507,25 @@ func TestGuidanceIsRecordedWhenTheSessionStopsFirst(t *testing.T) {
 		t.Fatalf("status %s, last message %q", st.Status, last.Content)
 	}
 }
+
+// A reply the provider already read under the model's own rules (and
+// found no call in) is the answer: the runner does not recover a call
+// from it with its looser parser.
+func TestTextTheProviderReadIsNotReadAgain(t *testing.T) {
+	e := newEnv()
+	rec := &recorder{}
+	parse := func(text string, _ []model.ToolSpec) loop.Recovered {
+		if strings.HasPrefix(text, "CALL ") {
+			return loop.Recovered{Calls: []model.ToolCall{{Name: "read_file", Arguments: []byte(`{"path":"a.go"}`)}}, Format: "test"}
+		}
+		return loop.Recovered{Content: text}
+	}
+	m := model.Func(func(context.Context, *model.Request, model.StreamFunc) (*model.Response, error) {
+		return &model.Response{Text: "CALL a.go is how you would do it", FinishReason: model.FinishStop, TextRead: true}, nil
+	})
+	r := e.runner(t, m, []tool.Tool{echoTool("read_file", rec)}, func(c *loop.Config) { c.ParseToolCalls = parse })
+	st := run(t, r, "x")
+	if len(rec.list()) != 0 || st.Status != loop.StatusCompleted || st.Answer != "CALL a.go is how you would do it" {
+		t.Fatalf("ran %v; %s %q", rec.list(), st.Status, st.Answer)
+	}
+}

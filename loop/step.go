@@ -165,7 +165,7 @@ func (s *Session) responded(ctx context.Context, req *model.Request, resp *model
 	var rec Recovered
 	if len(calls) > 0 {
 		format = "native"
-	} else if cfg.ParseToolCalls != nil && len(req.Tools) > 0 {
+	} else if cfg.ParseToolCalls != nil && len(req.Tools) > 0 && !resp.TextRead {
 		rec = cfg.ParseToolCalls(resp.Text, req.Tools)
 		if len(rec.Calls) > 0 {
 			calls, text, format = rec.Calls, rec.Content, rec.Format

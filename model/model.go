@@ -134,6 +134,10 @@ type Response struct {
 	UsageEstimated bool `json:"usage_estimated,omitempty"`
 	// Model is the model name the provider reports having used.
 	Model string `json:"model,omitempty"`
+	// TextRead says the provider already read Text for tool calls under
+	// the model's own rules (Ollama: its template's call prefix) and
+	// found none: the runner must not read it again with looser ones.
+	TextRead bool `json:"text_read,omitempty"`
 }
 
 // Delta is one streamed piece of a reply, for live display. The complete

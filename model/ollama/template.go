@@ -185,6 +185,7 @@ func (c *Client) recoverCalls(ctx context.Context, name string, req *model.Reque
 	}
 	r := toolcall.Parse(resp.Text, toolcall.Options{Tools: req.Tools, CallPrefix: c.callPrefix(ctx, name)})
 	if len(r.Calls) == 0 {
+		resp.TextRead = true // the template's prefix says it is text, not a call
 		return
 	}
 	for i := range r.Calls {

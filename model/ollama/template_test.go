@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -98,6 +99,11 @@ func TestRecoverWithTemplatePrefix(t *testing.T) {
 				}
 				if len(resp.ToolCalls) != tc.calls || resp.Text != tc.text {
 					t.Fatalf("calls %+v, text %q; want %d calls, text %q", resp.ToolCalls, resp.Text, tc.calls, tc.text)
+				}
+				// A call-like text the template's rule calls text is marked
+				// read, so the runner does not recover it with looser rules.
+				if wantRead := tc.calls == 0 && strings.Contains(tc.reply, call); resp.TextRead != wantRead {
+					t.Fatalf("TextRead %v, want %v", resp.TextRead, wantRead)
 				}
 				if tc.calls > 0 {
 					if resp.FinishReason != model.FinishToolCalls || resp.ToolCalls[0].ID == "" || string(resp.ToolCalls[0].Arguments) != `{"city":"Paris"}` {
