@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -64,7 +65,19 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		// replayed request finds the session the first one started.
 		h := sha256.Sum256([]byte(c.Tenant + "\x00" + key))
 		task.ID = "idem-" + hex.EncodeToString(h[:10])
+		// The request's own fingerprint, recorded as a label: the same key
+		// with another body is a client's mistake, not a replay.
+		body, _ := json.Marshal(req)
+		fp := sha256.Sum256(body)
+		if task.Labels == nil {
+			task.Labels = map[string]string{}
+		}
+		task.Labels[idempotencyLabel] = hex.EncodeToString(fp[:8])
 		if st, err := s.svc.Get(r.Context(), c, task.ID); err == nil {
+			if was := st.Labels[idempotencyLabel]; was != "" && was != task.Labels[idempotencyLabel] {
+				problem(w, http.StatusUnprocessableEntity, "Idempotency-Key "+quote(key)+" was used for a different request (session "+st.ID+"): use a new key for a new request")
+				return
+			}
 			writeJSON(w, http.StatusOK, api.Created{ID: st.ID, Status: string(st.Status), URL: "/v1/sessions/" + st.ID})
 			return
 		}
@@ -110,6 +123,10 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 func (s *Server) mayRunUnasked(r *http.Request, c service.Caller) bool {
 	return s.cfg.Defaults.Approval == "auto" || (c.Has(service.ScopeAdmin) && r.Header.Get("Authorization") != "")
 }
+
+// idempotencyLabel holds the fingerprint of the request that started a
+// session with an Idempotency-Key.
+const idempotencyLabel = "idempotency_request"
 
 // validID refuses IDs that are not session IDs before they reach a store
 // or a path.
@@ -180,17 +197,21 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 			f.Status = append(f.Status, loop.Status(st))
 		}
 	}
+	limit := f.Limit
+	f.Limit++ // one more than asked for says whether there is a next page
 	list, err := s.svc.List(r.Context(), callerOf(r.Context()), f)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	more := len(list) > limit
+	list = list[:min(len(list), limit)]
 	page := api.ListPage{Sessions: make([]api.Summary, len(list))}
 	for i, sum := range list {
 		page.Sessions[i] = summaryOf(sum)
 	}
-	if len(list) == f.Limit {
-		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(f.Offset+f.Limit)))
+	if more {
+		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(f.Offset+limit)))
 	}
 	writeJSON(w, http.StatusOK, page)
 }

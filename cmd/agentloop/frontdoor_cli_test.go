@@ -301,3 +301,36 @@ func TestBaseURLCredentialsStayOutOfTheLog(t *testing.T) {
 		}
 	}
 }
+
+// An Idempotency-Key replays its request; with another body it is a
+// mistake (422). The last page of a list has no next_cursor.
+func TestIdempotencyKeyAndLastPage(t *testing.T) {
+	c := newCLI(t)
+	script := writeScript(t, `{"steps":[{"text":"done"}]}`)
+	s := c.serve("--model", "script:"+script, "--workspaces", t.TempDir())
+	h := map[string]string{"Content-Type": "application/json", "Idempotency-Key": "k1"}
+	code1, first, _ := s.send(t, request{"POST", "/v1/sessions", `{"task":"one"}`, h})
+	code2, again, _ := s.send(t, request{"POST", "/v1/sessions", `{"task":"one"}`, h})
+	if code1 != 201 || code2 != 200 || first[:30] != again[:30] {
+		t.Fatalf("replay: %d %s / %d %s", code1, first, code2, again)
+	}
+	if code, body, _ := s.send(t, request{"POST", "/v1/sessions", `{"task":"two"}`, h}); code != 422 || !strings.Contains(body, "different request") {
+		t.Fatalf("the same key, another body: %d %s", code, body)
+	}
+	s.send(t, request{"POST", "/v1/sessions", `{"task":"three"}`, map[string]string{"Content-Type": "application/json"}})
+	var page struct {
+		Sessions   []json.RawMessage
+		NextCursor string `json:"next_cursor"`
+	}
+	_, body, _ := s.send(t, request{"GET", "/v1/sessions?limit=1", "", nil})
+	json.Unmarshal([]byte(body), &page)
+	if len(page.Sessions) != 1 || page.NextCursor == "" {
+		t.Fatalf("first page: %s", body)
+	}
+	_, body, _ = s.send(t, request{"GET", "/v1/sessions?limit=1&cursor=" + page.NextCursor, "", nil})
+	page.NextCursor = ""
+	json.Unmarshal([]byte(body), &page)
+	if len(page.Sessions) != 1 || page.NextCursor != "" {
+		t.Fatalf("the last page: %s", body)
+	}
+}
