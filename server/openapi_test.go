@@ -318,6 +318,7 @@ func TestOpenAPIResponsesMatchTheSpec(t *testing.T) {
 	id := created.ID
 	call(opCreate, "/v1/sessions", "", fmt.Sprintf(`{"task":"write","model":"script:%s","verify":["true"],"labels":{"team":"docs"}}`, work), 200,
 		"Idempotency-Key", "k1")
+	call(opCreate, "/v1/sessions", "", `{"task":"another"}`, 422, "Idempotency-Key", "k1")
 	a.waitStatus("", id, "completed")
 	call(opGet, "/v1/sessions/"+id, "", "", 200)
 	call("GET /v1/sessions/{id}/plan", "/v1/sessions/"+id+"/plan", "", "", 200)
