@@ -23,6 +23,15 @@ const (
 	StatusError      Status = "error"
 )
 
+// ParseStatus checks a status a person typed.
+func ParseStatus(s string) (Status, error) {
+	switch st := Status(s); st {
+	case StatusRunning, StatusPaused, StatusWaiting, StatusCompleted, StatusFailed, StatusTerminated, StatusError:
+		return st, nil
+	}
+	return "", fmt.Errorf("status %q: use running, paused, waiting, completed, failed, terminated or error", s)
+}
+
 // Finished reports whether the status is final.
 func (s Status) Finished() bool {
 	switch s {

@@ -194,7 +194,12 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, st := range strings.Split(q.Get("status"), ",") {
 		if st = strings.TrimSpace(st); st != "" {
-			f.Status = append(f.Status, loop.Status(st))
+			status, err := loop.ParseStatus(st)
+			if err != nil {
+				problem(w, http.StatusBadRequest, err.Error())
+				return
+			}
+			f.Status = append(f.Status, status)
 		}
 	}
 	limit := f.Limit

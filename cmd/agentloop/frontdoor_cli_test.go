@@ -333,4 +333,11 @@ func TestIdempotencyKeyAndLastPage(t *testing.T) {
 	if len(page.Sessions) != 1 || page.NextCursor != "" {
 		t.Fatalf("the last page: %s", body)
 	}
+	// A status that does not exist is a mistake, not "no sessions".
+	if code, body, _ := s.send(t, request{"GET", "/v1/sessions?status=runing", "", nil}); code != 400 || !strings.Contains(body, "use running") {
+		t.Fatalf("a bad status filter: %d %s", code, body)
+	}
+	if _, stderr, code := c.run("", "sessions", "list", "--status", "runing"); code != exitUsage || !strings.Contains(stderr, "use running") {
+		t.Fatalf("sessions list --status runing: %d %s", code, stderr)
+	}
 }

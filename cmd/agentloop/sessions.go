@@ -81,7 +81,12 @@ func sessionsList(args []string, stdout, stderr io.Writer) int {
 	defer st.Close()
 	f := store.Filter{Limit: *limit, Unfinished: *unfinished}
 	if *status != "" {
-		f.Status = []loop.Status{loop.Status(*status)}
+		st, err := loop.ParseStatus(*status)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentloop sessions list: %v\n", err)
+			return exitUsage
+		}
+		f.Status = []loop.Status{st}
 	}
 	list, err := st.List(context.Background(), f)
 	if err != nil {
