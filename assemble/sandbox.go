@@ -64,6 +64,9 @@ func (r *Resolver) sandboxPolicy(spec *loop.SessionStarted, prof *config.Profile
 	if !p.Confined() || ws == nil {
 		return nil, nil
 	}
+	if prof != nil {
+		p.Limits = p.Limits.Over(prof.SandboxLimits)
+	}
 	p = p.WithDefaults()
 	p.Workspace = ws.Root()
 	if err := commandUser(&p, p.Workspace); err != nil {

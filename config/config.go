@@ -11,6 +11,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/agentloop/agentloop/sandbox"
 	"os"
 	"path/filepath"
 	"sort"
@@ -74,6 +75,9 @@ type Profile struct {
 	// Network is the profile's network policy (none, full, or TCP ports);
 	// it can only narrow what the process allows (--network).
 	Network string
+	// SandboxLimits are the resource limits of the profile's sandboxed
+	// processes; a zero field keeps the process's (or the default).
+	SandboxLimits sandbox.Limits
 }
 
 // LimitSettings are the limits a profile sets; nil means not set.

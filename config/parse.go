@@ -19,13 +19,14 @@ import (
 
 // The keys of each mapping, in the order example.yaml documents them.
 var (
-	topKeys      = []string{"default_profile", "db", "prices", "profiles"}
-	profileKeys  = []string{"description", "system_prompt_file", "model", "base_url", "api_key_env", "num_ctx", "stream_tools", "thinking", "tools", "limits", "approvals", "verify", "mcp_servers", "sandbox", "network"}
-	limitKeys    = []string{"max_iterations", "timeout", "model_timeout", "tool_timeout", "budget_tokens", "budget_usd", "budget_tool_calls", "max_tool_calls_per_turn", "no_progress", "on_stuck", "stuck_error_repeats", "stuck_repeats", "stuck_nudge", "wrap_up"}
-	approvalKeys = []string{"read", "write", "execute", "tools"}
-	mcpKeys      = []string{"command", "args", "env", "cwd", "url", "headers", "tool_prefix", "tools", "effect", "tool_effects", "reconnects", "connect_timeout"}
-	policies     = []string{string(loop.PolicyAuto), string(loop.PolicyAsk), string(loop.PolicyDeny)}
-	effects      = []string{string(tool.EffectRead), string(tool.EffectWrite), string(tool.EffectExecute)}
+	topKeys          = []string{"default_profile", "db", "prices", "profiles"}
+	profileKeys      = []string{"description", "system_prompt_file", "model", "base_url", "api_key_env", "num_ctx", "stream_tools", "thinking", "tools", "limits", "approvals", "verify", "mcp_servers", "sandbox", "network", "sandbox_limits"}
+	sandboxLimitKeys = []string{"cpu_seconds", "address_space_mb", "processes", "file_size_mb", "open_files"}
+	limitKeys        = []string{"max_iterations", "timeout", "model_timeout", "tool_timeout", "budget_tokens", "budget_usd", "budget_tool_calls", "max_tool_calls_per_turn", "no_progress", "on_stuck", "stuck_error_repeats", "stuck_repeats", "stuck_nudge", "wrap_up"}
+	approvalKeys     = []string{"read", "write", "execute", "tools"}
+	mcpKeys          = []string{"command", "args", "env", "cwd", "url", "headers", "tool_prefix", "tools", "effect", "tool_effects", "reconnects", "connect_timeout"}
+	policies         = []string{string(loop.PolicyAuto), string(loop.PolicyAsk), string(loop.PolicyDeny)}
+	effects          = []string{string(tool.EffectRead), string(tool.EffectWrite), string(tool.EffectExecute)}
 )
 
 var (
@@ -222,6 +223,8 @@ func (p *parser) profile(n *yaml.Node, prof *Profile) {
 					prof.Sandbox = s
 				}
 			}
+		case "sandbox_limits":
+			p.sandboxLimits(v, &prof.SandboxLimits, field)
 		case "network":
 			if s, ok := p.str(v, field); ok {
 				if _, err := sandbox.ParseNetwork(s); err != nil {
@@ -304,6 +307,25 @@ func (p *parser) model(n *yaml.Node, spec, what string) string {
 		return ""
 	}
 	return spec
+}
+
+// sandboxLimits reads the resource limits of a profile's sandboxed
+// processes: whole numbers of at least 1; a key left out keeps the
+// default.
+func (p *parser) sandboxLimits(n *yaml.Node, l *sandbox.Limits, what string) {
+	p.object(n, what, sandboxLimitKeys, func(key string, _, v *yaml.Node) {
+		field := what + "." + key
+		i, ok := p.integer(v, field)
+		if !ok {
+			return
+		}
+		if i < 1 {
+			p.at(v, "%s must be at least 1 (leave it out for the default)", field)
+			return
+		}
+		*map[string]*uint64{"cpu_seconds": &l.CPUSeconds, "address_space_mb": &l.AddressSpaceMB, "processes": &l.Processes,
+			"file_size_mb": &l.FileSizeMB, "open_files": &l.OpenFiles}[key] = uint64(i)
+	})
 }
 
 func (p *parser) limits(n *yaml.Node, l *LimitSettings, what string) {

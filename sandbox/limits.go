@@ -19,6 +19,21 @@ type Limits struct {
 	OpenFiles uint64 `json:"open_files,omitempty" yaml:"open_files"`
 }
 
+// Over returns l with every field set in o replacing l's.
+func (l Limits) Over(o Limits) Limits {
+	set := func(v *uint64, x uint64) {
+		if x != 0 {
+			*v = x
+		}
+	}
+	set(&l.CPUSeconds, o.CPUSeconds)
+	set(&l.AddressSpaceMB, o.AddressSpaceMB)
+	set(&l.Processes, o.Processes)
+	set(&l.FileSizeMB, o.FileSizeMB)
+	set(&l.OpenFiles, o.OpenFiles)
+	return l
+}
+
 func (l Limits) withDefaults() Limits {
 	def := func(v *uint64, d uint64) {
 		if *v == 0 {
