@@ -16,6 +16,10 @@ func bwrapArgs(bwrap string, p Policy, dir string, argv []string) []string {
 	args := []string{bwrap,
 		"--die-with-parent", "--new-session",
 		"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		// No nested user namespaces: the kernel code behind them is the
+		// commonest way out of a namespace sandbox (bubblewrap 0.8+; an
+		// older one fails the start-up probe, never runs unconfined).
+		"--disable-userns",
 	}
 	if p.Network.None() {
 		args = append(args, "--unshare-net")
