@@ -42,6 +42,7 @@ func commands() []command {
 		{"doctor", "report what works on this machine: the sandbox backends", cmdDoctor},
 		{"prompt", "print the default system prompt (--tokens: its token count)", cmdPrompt},
 		{"version", "print the version", cmdVersion},
+		{"completion", "print a shell completion script: agentloop completion bash|zsh|fish", cmdCompletion},
 	}
 }
 
@@ -63,6 +64,9 @@ func mainArgs(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		return 0
+	}
+	if args[0] == "__complete" { // asked by the completion scripts
+		return cmdComplete(args[1:], stdout, stderr)
 	}
 	if args[0] == "--version" || args[0] == "-version" {
 		return cmdVersion(nil, stdout, stderr)
