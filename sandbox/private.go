@@ -44,6 +44,15 @@ func PrivateDir(base, session string, uid, gid int) (string, error) {
 }
 
 // DefaultPrivateBase is where private directories are made by default.
+// RemovePrivateDir removes a session's private directory under base (its
+// HOME, TMPDIR and caches); there being none is not an error.
+func RemovePrivateDir(base, session string) error {
+	if session == "" {
+		return nil
+	}
+	return os.RemoveAll(filepath.Join(base, safeName(session)))
+}
+
 func DefaultPrivateBase() string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("agentloop-sandbox-%d", os.Geteuid()))
 }

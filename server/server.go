@@ -96,6 +96,9 @@ type Defaults struct {
 	// CommandUID and CommandGID, when set, are who sandboxed commands run
 	// as (a server running as root): new workspaces are given to them.
 	CommandUID, CommandGID int
+	// PrivateDirs, when set, holds sessions' private sandbox directories
+	// (HOME, TMPDIR, caches): a deleted session's is removed.
+	PrivateDirs string
 }
 
 // Server is the HTTP API.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/sandbox"
 	"github.com/agentloop/agentloop/service"
 )
 
@@ -135,6 +136,11 @@ func quote(s string) string { return `"` + s + `"` }
 func (s *Server) deleteSession1(r *http.Request, c service.Caller, id, workspace string) error {
 	if err := s.svc.Delete(r.Context(), c, id); err != nil {
 		return err
+	}
+	if base := s.cfg.Defaults.PrivateDirs; base != "" {
+		if err := sandbox.RemovePrivateDir(base, id); err != nil {
+			s.log.Warn("removing a deleted session's private directory", "id", id, "err", err)
+		}
 	}
 	root := s.cfg.Defaults.Workspaces
 	if root == "" || workspace == "" {

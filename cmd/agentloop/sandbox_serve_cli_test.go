@@ -44,6 +44,20 @@ func TestServedSessionsWriteTheirWorkspaceAsRoot(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(who)) == "0" || strings.TrimSpace(string(who)) == "" {
 		t.Fatalf("the command ran as %q (%v)", who, err)
 	}
+	// Deleting the session takes its workspace and its private sandbox
+	// directory (HOME, TMPDIR, caches) with it.
+	private := filepath.Join(sandbox.DefaultPrivateBase(), created.ID)
+	if _, err := os.Stat(private); err != nil {
+		t.Fatalf("no private directory for the session: %v", err)
+	}
+	if code, body, _ := s.send(t, request{"DELETE", "/v1/sessions/" + created.ID, "", nil}); code != 204 {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	for _, dir := range []string{private, filepath.Join(root, created.ID)} {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s outlived its deleted session: %v", dir, err)
+		}
+	}
 
 	// A workspaces directory the sandbox user cannot reach is refused at
 	// start, with what to do.

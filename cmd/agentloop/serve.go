@@ -237,7 +237,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		Front:      server.FrontDoor{AllowedOrigins: origins, PublicURL: *publicURL},
 		Defaults: server.Defaults{Model: *modelSpec, Endpoint: assemble.RedactURL(*baseURL), Profile: profName, Approval: approval,
 			Workspaces: *workspaces, AllowScripts: *allowScripts,
-			CommandUID: cmdUser.UID, CommandGID: cmdUser.GID}}
+			CommandUID: cmdUser.UID, CommandGID: cmdUser.GID, PrivateDirs: sandbox.DefaultPrivateBase()}}
 	cfg.Sandbox.Backend, cfg.Sandbox.Network = string(sandboxing.Policy.Backend), sandboxing.Policy.Network.String()
 	api := server.New(cfg)
 	var ready atomic.Bool
