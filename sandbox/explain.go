@@ -6,7 +6,13 @@ import (
 )
 
 // refusals are what programs print when the sandbox refused them.
-var fsRefusals = []string{"permission denied", "operation not permitted", "read-only file system", "no such file or directory"}
+var fsRefusals = []string{"permission denied", "operation not permitted", "read-only file system"}
+
+// hidden is what a program prints for a path bwrap does not show; under
+// Landlock a refused path is "permission denied", and a missing file is
+// only a missing file.
+const hidden = "no such file or directory"
+
 var netRefusals = []string{"network is unreachable", "could not resolve", "temporary failure in name resolution", "name or service not known", "permission denied", "operation not permitted", "connection refused", "no route to host"}
 
 // Rules states the policy in one line, as the model is told it.
@@ -33,6 +39,9 @@ func (p Policy) Explain(output string) string {
 		return ""
 	}
 	low := strings.ToLower(output)
+	if p.Backend == Bwrap && strings.Contains(low, hidden) {
+		return p.Rules()
+	}
 	for _, s := range append(fsRefusals, netRefusals...) {
 		if strings.Contains(low, s) {
 			return p.Rules()

@@ -60,6 +60,12 @@ func TestExplain(t *testing.T) {
 	if got := p.Explain("FAIL: TestAdd: got 3, want 4"); got != "" {
 		t.Errorf("an ordinary failure explained as a refusal: %q", got)
 	}
+	if got := p.Explain("cat: notes.txt: No such file or directory"); p.Backend != Bwrap && got != "" {
+		t.Errorf("a missing file under %s explained as the sandbox: %q", p.Backend, got)
+	}
+	if got := (Policy{Backend: Bwrap}).Explain("ls: cannot access '/root': No such file or directory"); !strings.Contains(got, "[sandbox]") {
+		t.Errorf("a path bwrap hides, not explained: %q", got)
+	}
 	if got := (Policy{Backend: None}).Explain("Permission denied"); got != "" {
 		t.Errorf("no sandbox, yet %q", got)
 	}
