@@ -67,7 +67,14 @@ func (b *browser) sessionCount() int {
 // end on an origin the operator allowed can, and reads the answer.
 func TestPagesOnOtherOriginsInChromium(t *testing.T) {
 	evil, front := page(t, "localhost"), page(t, "localhost")
-	b := newBrowserWith(t, "ask", func(c *server.Config) { c.Front.AllowedOrigins = []string{front} })
+	b := newBrowserWith(t, "ask", func(c *server.Config) {
+		c.Front.AllowedOrigins = []string{front}
+		c.Sandbox.Backend, c.Sandbox.Network = "landlock", "none"
+	})
+	// The dashboard says where commands run.
+	b.run(chromedp.Navigate(b.url + "/#/"))
+	b.waitText("#sandbox", "sandbox: landlock, network none")
+	b.shot("dashboard-sandbox")
 	visit := func(origin string) string {
 		b.run(chromedp.Navigate(origin+"/?api="+b.url), chromedp.WaitVisible(chromedp.CSS("#out")))
 		got, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`window.result`, chromedp.EvalAwaitPromise))

@@ -544,4 +544,20 @@ document.addEventListener("DOMContentLoaded", () => {
   key.value = localStorage.getItem("agentloop.key") || "";
   key.addEventListener("change", () => { localStorage.setItem("agentloop.key", key.value.trim()); route(); });
   route();
+  showSandbox();
 });
+
+// showSandbox says in the top bar where sessions' commands run (from
+// /readyz): the sandbox backend and the network policy.
+async function showSandbox() {
+  try {
+    const r = await fetch("/readyz");
+    const sb = (await r.json()).sandbox;
+    const s = $("#sandbox");
+    if (!sb || !s) return;
+    s.textContent = sb.backend === "none" ? "commands run unsandboxed" : `sandbox: ${sb.backend}, network ${sb.network}`;
+    s.classList.toggle("unsafe", sb.backend === "none");
+    s.title = "Where the commands of sessions run (agentloop serve --sandbox, --network)";
+    s.hidden = false;
+  } catch (e) { /* the top bar goes without it */ }
+}
