@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,29 @@ func TestVersionAndHelp(t *testing.T) {
 	_, stderr, code := c.run("", "help", "run")
 	if code != 0 || !strings.Contains(stderr, "Usage: agentloop run") {
 		t.Fatalf("help run: %d %q", code, stderr)
+	}
+}
+
+// The follow-up command printed for a waiting session works as printed:
+// it names the database (and config) the run used.
+func TestPrintedFollowUpCommandsWorkAsPrinted(t *testing.T) {
+	c := newCLI(t)
+	ws := t.TempDir()
+	script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"write_file","arguments":{"path":"a.txt","content":"A"}}]},{"text":"wrote a"}]}`)
+	_, stderr, code := c.run("", "run", "--model", "script:"+script, "--dir", ws, "write a")
+	if code != exitPaused {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	i := strings.Index(stderr, "Approve:  ")
+	if i < 0 || !strings.Contains(stderr[i:], "--db "+c.db) {
+		t.Fatalf("the approve command lacks the database: %s", stderr)
+	}
+	line := strings.TrimPrefix(strings.SplitN(stderr[i:], "\n", 2)[0], "Approve:  ")
+	args := strings.Fields(line)[1:] // as a shell would split it (the paths have no spaces)
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(hermeticEnv(t), c.env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "wrote a") {
+		t.Fatalf("%s: %v\n%s", line, err, out)
 	}
 }

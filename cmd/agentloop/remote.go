@@ -210,7 +210,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 			}
 			states = append(states, st)
 		}
-		printApprovals(states, stdout, stderr)
+		printApprovals(states, "", stdout, stderr) // AGENTLOOP_SERVER or --server reaches it again
 		return 0
 	case "delete":
 		if err := c.Delete(ctx, rest[0]); err != nil {

@@ -177,14 +177,18 @@ func report(st *loop.State, env *cliEnv, stdout, stderr io.Writer, jsonOut bool)
 	switch st.Status {
 	case loop.StatusPaused, loop.StatusWaiting:
 		fmt.Fprintf(stderr, "\nSession %s is %s (%s). %s\n", st.ID, st.Status, st.Reason, safeText(firstNonEmpty(st.Question, st.Detail)))
+		again := ""
+		if env != nil {
+			again = env.again
+		}
 		switch {
 		case len(st.PendingApprovals) > 0:
 			p := st.PendingApprovals[0]
-			fmt.Fprintf(stderr, "Approve:  agentloop sessions approve %s %s %s\nDeny:     agentloop sessions deny %s %s %s \"reason\"\n", st.ID, p.CallID, p.ArgsHash, st.ID, p.CallID, p.ArgsHash)
+			fmt.Fprintf(stderr, "Approve:  agentloop sessions approve %s %s %s%s\nDeny:     agentloop sessions deny %s %s %s \"reason\"%s\n", st.ID, p.CallID, p.ArgsHash, again, st.ID, p.CallID, p.ArgsHash, again)
 		case st.Status == loop.StatusWaiting:
-			fmt.Fprintf(stderr, "Reply:    agentloop sessions reply %s \"…\"\n", st.ID)
+			fmt.Fprintf(stderr, "Reply:    agentloop sessions reply %s \"…\"%s\n", st.ID, again)
 		default:
-			fmt.Fprintf(stderr, "Resume:   agentloop sessions resume %s\n", st.ID)
+			fmt.Fprintf(stderr, "Resume:   agentloop sessions resume %s%s\n", st.ID, again)
 		}
 		return exitPaused
 	}

@@ -463,7 +463,11 @@ func sessionsApprovals(args []string, stdout, stderr io.Writer) int {
 		}
 		states = append(states, state)
 	}
-	printApprovals(states, stdout, stderr)
+	again := ""
+	if *db != defaultDB() {
+		again = " --db " + shellQuote(*db)
+	}
+	printApprovals(states, again, stdout, stderr)
 	return 0
 }
 
@@ -581,14 +585,14 @@ func sessionsRecover(args []string, stdout, stderr io.Writer) int {
 
 // printApprovals lists the tool calls waiting for approval, with the
 // commands that decide them.
-func printApprovals(states []*loop.State, stdout, stderr io.Writer) {
+func printApprovals(states []*loop.State, again string, stdout, stderr io.Writer) {
 	n := 0
 	for _, state := range states {
 		id := state.ID
 		for _, p := range state.PendingApprovals {
 			n++
-			fmt.Fprintf(stdout, "%s  %s %s\n    approve: agentloop sessions approve %s %s %s\n    deny:    agentloop sessions deny %s %s %s \"reason\"\n",
-				id, safeText(p.Name), safeText(oneLine(string(p.Input), 200)), id, p.CallID, p.ArgsHash, id, p.CallID, p.ArgsHash)
+			fmt.Fprintf(stdout, "%s  %s %s\n    approve: agentloop sessions approve %s %s %s%s\n    deny:    agentloop sessions deny %s %s %s \"reason\"%s\n",
+				id, safeText(p.Name), safeText(oneLine(string(p.Input), 200)), id, p.CallID, p.ArgsHash, again, id, p.CallID, p.ArgsHash, again)
 		}
 	}
 	if n == 0 {

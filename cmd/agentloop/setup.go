@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/config"
@@ -34,6 +35,9 @@ type cliEnv struct {
 	stopFeed func()
 	// doneObserving ends telemetry (traces when OTEL_* asks for them).
 	doneObserving func()
+	// again are the flags a printed follow-up command needs to find the
+	// same session and config (" --db PATH" when not the default, …).
+	again string
 }
 
 func (e *cliEnv) Close() {
@@ -122,6 +126,7 @@ func (o *sessionFlags) recorded(prof *config.Profile) (endpoint, approval, profi
 // command line override it.
 func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.State) (*cliEnv, error) {
 	env := &cliEnv{interactive: isTerminal(os.Stdin) && isTerminal(os.Stderr)}
+	defer func() { env.again = o.againFlags() }()
 	if st != nil {
 		o.fromRecorded(st)
 	}
@@ -267,4 +272,29 @@ func modeFlag(m loop.Mode) string {
 		return "flash"
 	}
 	return "tools"
+}
+
+// againFlags are the flags a follow-up command needs to reach what this
+// one used: the database when it is not the default, the config file when
+// one was named.
+func (o *sessionFlags) againFlags() string {
+	var b strings.Builder
+	if o.db != "" && o.db != defaultDB() {
+		b.WriteString(" --db " + shellQuote(o.db))
+	}
+	if o.configPath != "" {
+		b.WriteString(" --config " + shellQuote(o.configPath))
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r == '@' || r == '=' || r == '+' ||
+			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
