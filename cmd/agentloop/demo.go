@@ -24,10 +24,17 @@ const demoScript = `{"description": "agentloop serve --demo", "steps": [
 ]}`
 
 // startDemo starts the demo session in a new workspace and returns its ID.
-func startDemo(ctx context.Context, svc *service.Service, workspaces string) (string, error) {
+// uid and gid, when set, are the sandbox user commands run as (a server
+// running as root): the workspace is theirs.
+func startDemo(ctx context.Context, svc *service.Service, workspaces string, uid, gid int) (string, error) {
 	dir, err := os.MkdirTemp(workspaces, "demo-")
 	if err != nil {
 		return "", err
+	}
+	if uid > 0 {
+		if err := os.Chown(dir, uid, gid); err != nil {
+			return "", err
+		}
 	}
 	script := filepath.Join(dir, ".demo-model.json")
 	if err := os.WriteFile(script, []byte(demoScript), 0o600); err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop/sandbox"
 )
@@ -111,5 +112,47 @@ func TestServeRefusesASocketDatabaseLandlockCannotHide(t *testing.T) {
 	_, stderr, code := c.run("", "serve", "--addr", "127.0.0.1:0", "--sandbox", "landlock", "--db", "postgres://agentloop@/agentloop?host=/var/run/postgresql")
 	if code != exitUsage || !strings.Contains(stderr, "--sandbox bwrap") || !strings.Contains(stderr, "TCP") {
 		t.Fatalf("%d %s", code, stderr)
+	}
+}
+
+// The README's first command, as root on a fresh machine: root's home is
+// closed to the sandbox user, so the workspaces go to /var/lib, and the
+// demo session runs its commands there to the end.
+func TestDemoAsRootOnAFreshMachine(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	c := newCLI(t)
+	if _, _, code := c.run("", "doctor"); code != 0 && os.Getenv("AGENTLOOP_SANDBOX_TESTS") != "1" {
+		t.Skip("no sandbox backend works here (agentloop doctor)")
+	}
+	home := t.TempDir()
+	os.Chmod(home, 0o700) // as /root is
+	c.env = append(c.env, "HOME="+home, "XDG_DATA_HOME="+home, "AGENTLOOP_SANDBOX=landlock", "AGENTLOOP_UNSAFE_NO_SANDBOX=")
+	b := c.start("serve", "--addr", "127.0.0.1:0", "--demo")
+	var s *serving
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && s == nil; time.Sleep(50 * time.Millisecond) {
+		if m := listening.FindStringSubmatch(b.errText()); m != nil {
+			s = &serving{background: b, url: m[1]}
+		}
+	}
+	if s == nil || !strings.Contains(b.errText(), "workspaces are in /var/lib/agentloop/workspaces") {
+		t.Fatalf("serve --demo as root:\n%s", b.errText())
+	}
+	var id string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && id == ""; time.Sleep(100 * time.Millisecond) {
+		_, body, _ := s.send(t, request{"GET", "/v1/sessions", "", nil})
+		var page struct {
+			Sessions []struct{ ID, Workspace string }
+		}
+		json.Unmarshal([]byte(body), &page)
+		if len(page.Sessions) > 0 {
+			id = page.Sessions[0].ID
+			t.Cleanup(func() { os.RemoveAll(page.Sessions[0].Workspace) })
+		}
+	}
+	if st := s.waitFor(t, id, "completed", "failed", "error", "waiting", "paused"); st != "completed" {
+		_, got, _ := s.send(t, request{"GET", "/v1/sessions/" + id, "", nil})
+		t.Fatalf("the demo session is %s: %.1500s", st, got)
 	}
 }

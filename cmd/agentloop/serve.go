@@ -223,9 +223,17 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	var cmdUser sandbox.Policy // who sandboxed commands run as, when this server runs as root
 	if os.Geteuid() == 0 && sandboxing.Policy.Confined() {
 		cmdUser = sandboxing.Policy.WithDefaults()
+		if dir := closedAbove(*workspaces); dir != "" && !set["workspaces"] {
+			// The default under root's home cannot be reached by the
+			// sandbox user: a system service's state goes to /var/lib.
+			if err := makePassable(rootWorkspaces); err == nil && closedAbove(rootWorkspaces) == "" {
+				fmt.Fprintf(stderr, "agentloop serve: running as root, sandboxed commands run as uid %d, who cannot reach %s: workspaces are in %s\n", cmdUser.UID, *workspaces, rootWorkspaces)
+				*workspaces = rootWorkspaces
+			}
+		}
 		if dir := closedAbove(*workspaces); dir != "" {
 			return fail(stderr, "this server runs as root and sandboxed commands run as uid %d, who cannot pass through %s to reach the workspaces in %s: "+
-				"use --workspaces somewhere they can reach (e.g. /var/lib/agentloop/workspaces), or chmod o+x %s", cmdUser.UID, dir, *workspaces, dir)
+				"use --workspaces somewhere they can reach (e.g. %s), or chmod o+x %s", cmdUser.UID, dir, *workspaces, rootWorkspaces, dir)
 		}
 	}
 	cfg := server.Config{Service: svc, Keys: st, RequireKeys: *authMode == "keys", Deltas: deltas, Logger: log,
@@ -275,7 +283,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	ready.Store(true)
 	fmt.Fprintf(stderr, "agentloop serve: the dashboard is at http://%s/\n", ln.Addr())
 	if *demo {
-		id, err := startDemo(sessionsCtx, svc, *workspaces)
+		id, err := startDemo(sessionsCtx, svc, *workspaces, cmdUser.UID, cmdUser.GID)
 		if err != nil {
 			log.Error("demo", "err", err)
 		} else {
@@ -386,4 +394,22 @@ func postgresOverSocket(db string) bool {
 		host = h
 	}
 	return host == "" || strings.HasPrefix(host, "/")
+}
+
+// rootWorkspaces is where a server running as root keeps workspaces when
+// its default, under root's home, is closed to the sandbox user.
+const rootWorkspaces = "/var/lib/agentloop/workspaces"
+
+// makePassable makes dir and its parent, passable by other users but not
+// listable (0711).
+func makePassable(dir string) error {
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return err
+	}
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			return err
+		}
+	}
+	return nil
 }
