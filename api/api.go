@@ -20,9 +20,13 @@ type StartRequest struct {
 	SystemPrompt string    `json:"system_prompt,omitempty"`
 	UserMessage  string    `json:"user_message,omitempty"`
 	Model        string    `json:"model,omitempty"`
-	Mode         string    `json:"mode,omitempty"`
-	Workspace    string    `json:"workspace,omitempty"`
-	Profile      string    `json:"profile,omitempty"`
+	// FallbackModels are the models, in order, the session moves to when
+	// its model keeps failing with errors a retry cannot fix; each must
+	// be a model the server accepts for Model.
+	FallbackModels []string `json:"fallback_models,omitempty"`
+	Mode           string   `json:"mode,omitempty"`
+	Workspace      string   `json:"workspace,omitempty"`
+	Profile        string   `json:"profile,omitempty"`
 	// Prompt names a stored system prompt: "name" (its latest version) or
 	// "name@3"; the session records which version it ran with.
 	Prompt        string   `json:"prompt,omitempty"`

@@ -29,6 +29,7 @@ import (
 
 	"github.com/agentloop/agentloop/config"
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/protocol"
 	"github.com/agentloop/agentloop/sandbox"
 	"github.com/agentloop/agentloop/tool"
@@ -79,6 +80,9 @@ func (r *Resolver) Resolve(ctx context.Context, recorded *loop.SessionStarted, s
 	if err != nil {
 		return nil, err
 	}
+	if st.CurrentModel != "" && st.CurrentModel != recorded.Model && spec.Model == recorded.Model {
+		spec = fallbackSpec(spec, st.CurrentModel) // a model.switched moved it on
+	}
 	m, err := r.openModel(&spec, prof, st.InteractionCount)
 	if err != nil {
 		return nil, err
@@ -88,6 +92,10 @@ func (r *Resolver) Resolve(ctx context.Context, recorded *loop.SessionStarted, s
 		return nil, err
 	}
 	env.Model = m
+	env.SwitchModel = func(name string) (model.Model, error) {
+		next := fallbackSpec(spec, name)
+		return r.openModel(&next, prof, st.InteractionCount)
+	}
 	return env, nil
 }
 

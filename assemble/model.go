@@ -72,3 +72,19 @@ func ContextWindow(spec string, o *loop.ModelOptions) int {
 	}
 	return provider.DefaultOllamaNumCtx
 }
+
+// fallbackSpec is spec with its model moved to name, one of its fallback
+// models: the endpoint stays for a model of the same provider, another
+// provider is called at its own.
+func fallbackSpec(spec loop.SessionStarted, name string) loop.SessionStarted {
+	if providerOf(name) != providerOf(firstSet(spec.Model, provider.DefaultSpec)) {
+		spec.Endpoint = ""
+	}
+	spec.Model = name
+	return spec
+}
+
+func providerOf(spec string) string {
+	p, _, _ := strings.Cut(spec, "/")
+	return p
+}

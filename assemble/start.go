@@ -77,6 +77,22 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 	if req.Model != "" && req.Model != d.Model {
 		t.Endpoint = "" // another model: its provider's own endpoint
 	}
+	if len(req.FallbackModels) > 8 {
+		return t, invalid("fallback_models: at most 8 models, not %d", len(req.FallbackModels))
+	}
+	for i, m := range req.FallbackModels {
+		if strings.HasPrefix(m, "script:") && m != d.Model && !d.AllowFiles {
+			return t, forbidden(fmt.Sprintf("fallback_models[%d]: scripted models (script:PATH) name a file of the server's and are refused unless the server was started with --allow-script-models", i))
+		}
+		f, err := ModelSpec(m)
+		if err != nil || m == "" {
+			if err == nil {
+				err = fmt.Errorf("empty")
+			}
+			return t, invalid("fallback_models[%d]: %v", i, err)
+		}
+		t.FallbackModels = append(t.FallbackModels, f)
+	}
 	if req.Thinking != "" {
 		if _, _, err := provider.ParseThinking(req.Thinking); err != nil {
 			return t, invalid("%v", err)

@@ -49,6 +49,10 @@ type Profile struct {
 	// Model is PROVIDER/NAME (or script:PATH).
 	Model   string
 	BaseURL string
+	// FallbackModels are the models (PROVIDER/NAME), in order, a session
+	// moves to when its model keeps failing with errors a retry cannot
+	// fix (404, 429 or 5xx after retries, context too long).
+	FallbackModels []string
 	// APIKeyEnv names the environment variable holding the API key.
 	APIKeyEnv string
 	// NumCtx is Ollama's context window in tokens; zero means the

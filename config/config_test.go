@@ -58,7 +58,7 @@ func TestExampleIsValid(t *testing.T) {
 	if err != nil || p.Name != "coder" {
 		t.Fatalf("default profile = %q, %v", p.Name, err)
 	}
-	if p.Model != "openai/gpt-4.1-mini" || p.APIKeyEnv != "OPENAI_API_KEY" || len(p.Tools) != len(builtins) || len(p.Verify) != 2 {
+	if p.Model != "openai/gpt-4.1-mini" || strings.Join(p.FallbackModels, ",") != "openai/gpt-4.1" || p.APIKeyEnv != "OPENAI_API_KEY" || len(p.Tools) != len(builtins) || len(p.Verify) != 2 {
 		t.Errorf("coder = %+v", p)
 	}
 	if len(p.MCPServers) != 2 || p.MCPServers[0].Name != "github" || p.MCPServers[0].Env["GITHUB_PERSONAL_ACCESS_TOKEN"] != "${GITHUB_TOKEN}" || p.MCPServers[1].URL == "" {
@@ -216,6 +216,9 @@ func TestLoadErrors(t *testing.T) {
 		path + `:4:23: profile p: limits.timeout 5 has no unit; write it like 5s or 5m`
 	if err.Error() != want {
 		t.Errorf("error =\n%s\nwant\n%s", err, want)
+	}
+	if _, err := Load(writeConfig(t, "profiles:\n  p:\n    fallback_models: [gpt-4.1]\n")); err == nil || !strings.Contains(err.Error(), "fallback_models") {
+		t.Errorf("a fallback model without its provider: %v", err)
 	}
 	if c, err := Load(writeConfig(t, "")); err != nil || len(c.Profiles) != 0 {
 		t.Errorf("empty file: %+v, %v", c, err)

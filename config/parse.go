@@ -20,7 +20,7 @@ import (
 // The keys of each mapping, in the order example.yaml documents them.
 var (
 	topKeys          = []string{"default_profile", "db", "prices", "profiles"}
-	profileKeys      = []string{"description", "system_prompt_file", "model", "base_url", "api_key_env", "num_ctx", "stream_tools", "thinking", "tools", "limits", "approvals", "verify", "mcp_servers", "sandbox", "network", "sandbox_limits"}
+	profileKeys      = []string{"description", "system_prompt_file", "model", "fallback_models", "base_url", "api_key_env", "num_ctx", "stream_tools", "thinking", "tools", "limits", "approvals", "verify", "mcp_servers", "sandbox", "network", "sandbox_limits"}
 	sandboxLimitKeys = []string{"cpu_seconds", "address_space_mb", "processes", "file_size_mb", "open_files"}
 	limitKeys        = []string{"max_iterations", "timeout", "model_timeout", "tool_timeout", "budget_tokens", "budget_usd", "budget_tool_calls", "max_tool_calls_per_turn", "no_progress", "on_stuck", "stuck_error_repeats", "stuck_repeats", "stuck_nudge", "wrap_up"}
 	approvalKeys     = []string{"read", "write", "execute", "tools"}
@@ -148,6 +148,14 @@ func (p *parser) profile(n *yaml.Node, prof *Profile) {
 		case "model":
 			if s, ok := p.str(v, field); ok {
 				prof.Model = p.model(v, s, field)
+			}
+		case "fallback_models":
+			names, nodes, _ := p.strs(v, field, "[openrouter/z-ai/glm-4.5-air:free]", p.str)
+			prof.FallbackModels = []string{}
+			for i, name := range names {
+				if m := p.model(nodes[i], name, field); m != "" {
+					prof.FallbackModels = append(prof.FallbackModels, m)
+				}
 			}
 		case "base_url":
 			if s, ok := p.str(v, field); ok {

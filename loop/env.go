@@ -16,6 +16,9 @@ import (
 // session resumes anywhere its spec resolves.
 type Env struct {
 	Model model.Model
+	// SwitchModel opens the model spec a model.switched names (a fallback
+	// model); nil: the session's Env is resolved again.
+	SwitchModel func(spec string) (model.Model, error)
 	// Tools may be nil: no tools.
 	Tools *tool.Registry
 	// Gate decides whether a final answer ends the session (protocols).

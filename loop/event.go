@@ -17,6 +17,7 @@ const (
 	TypeIterationStarted  EventType = "iteration.started"
 	TypeModelResponded    EventType = "model.responded"
 	TypeModelFailed       EventType = "model.failed"
+	TypeModelSwitched     EventType = "model.switched"
 	TypeToolStarted       EventType = "tool.started"
 	TypeToolFinished      EventType = "tool.finished"
 	TypeMessageAdded      EventType = "message.added"
@@ -69,6 +70,7 @@ var payloads = map[EventType]payloadInfo{
 	TypeIterationStarted:  {1, func() Payload { return new(IterationStarted) }},
 	TypeModelResponded:    {1, func() Payload { return new(ModelResponded) }},
 	TypeModelFailed:       {1, func() Payload { return new(ModelFailed) }},
+	TypeModelSwitched:     {1, func() Payload { return new(ModelSwitched) }},
 	TypeToolStarted:       {1, func() Payload { return new(ToolStarted) }},
 	TypeToolFinished:      {1, func() Payload { return new(ToolFinished) }},
 	TypeMessageAdded:      {1, func() Payload { return new(MessageAdded) }},

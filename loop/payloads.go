@@ -48,6 +48,20 @@ type SessionStarted struct {
 	// that left it to the process resolving the session.
 	Sandbox string `json:"sandbox,omitempty"`
 	Network string `json:"network,omitempty"`
+	// FallbackModels are the models, in order, the session moves to when
+	// its current one keeps failing with errors a retry cannot fix
+	// (model.switched).
+	FallbackModels []string `json:"fallback_models,omitempty"`
+}
+
+// ModelSwitched records that the session moved from one model to the
+// next of its fallback models: the following calls go to To.
+type ModelSwitched struct {
+	Iteration int    `json:"iteration"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	// Why is the failure that made the session move on.
+	Why string `json:"why"`
 }
 
 // ModelOptions are provider settings recorded with a session.
@@ -243,6 +257,7 @@ func (*SessionStarted) EventType() EventType    { return TypeSessionStarted }
 func (*IterationStarted) EventType() EventType  { return TypeIterationStarted }
 func (*ModelResponded) EventType() EventType    { return TypeModelResponded }
 func (*ModelFailed) EventType() EventType       { return TypeModelFailed }
+func (*ModelSwitched) EventType() EventType     { return TypeModelSwitched }
 func (*ToolStarted) EventType() EventType       { return TypeToolStarted }
 func (*ToolFinished) EventType() EventType      { return TypeToolFinished }
 func (*MessageAdded) EventType() EventType      { return TypeMessageAdded }

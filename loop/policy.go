@@ -155,6 +155,9 @@ func gaveUp(st *State, answer string) []Payload {
 type modelFault struct {
 	Err                                           string
 	Retryable, Timeout, SessionTimeout, Malformed bool
+	// Unavailable: the model is gone or cannot take this conversation
+	// (model.ErrModelUnavailable); no retry fixes it.
+	Unavailable bool
 }
 
 // modelFailed decides what follows a failed model call (already recorded
@@ -164,6 +167,10 @@ type modelFault struct {
 // stop conditions decide; anything else ends the session with an error.
 func (p policy) modelFailed(st *State, f modelFault) Step {
 	fault := (f.Timeout && !f.SessionTimeout) || f.Malformed
+	if next := st.nextModel(); next != "" && (f.Retryable || f.Unavailable) && !fault {
+		// Retries cannot fix it: the next fallback model makes the call.
+		return Step{Events: []Payload{&ModelSwitched{Iteration: st.CurrentIteration, From: st.CurrentModel, To: next, Why: f.Err}}}
+	}
 	switch {
 	case fault && st.current().Faults < 2:
 		return Step{Events: []Payload{&Warning{Code: WarnModelCallRetry, Message: "the model call failed (" + f.Err + "); trying once more"}}}
@@ -173,6 +180,7 @@ func (p policy) modelFailed(st *State, f modelFault) Step {
 		return Step{Events: []Payload{&SessionPaused{Reason: ReasonModelError, Detail: "the provider sent an unreadable reply twice in a row (" + f.Err + "); check --base-url and the server, then resume the session"}}}
 	case f.Retryable:
 		return Step{Events: []Payload{&SessionPaused{Reason: ReasonModelError, Detail: "the model kept failing: " + f.Err + " — resume the session to retry"}}}
+
 	case f.Timeout:
 		return Step{Events: iterationEnd(st, IterationFailed, f.Err, "")}
 	}

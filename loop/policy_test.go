@@ -211,3 +211,44 @@ func TestPolicyBoundaryAndVerification(t *testing.T) {
 		t.Errorf("the feedback did not settle the answer: %q", settled.PendingAnswer)
 	}
 }
+
+// A model that keeps failing with errors a retry cannot fix hands the call
+// to the next fallback model; a tool error, a bad answer or a model with
+// no fallback left does not switch.
+func TestPolicyFallbackModels(t *testing.T) {
+	p := policy{texts: Texts{}.withDefaults()}
+	withFallbacks := &SessionStarted{Task: "t", Model: "openai/a", Mode: ModeTools, Limits: Limits{MaxIterations: 5}, FallbackModels: []string{"openai/b", "openai/c"}}
+	open := fold(t, withFallbacks, &IterationStarted{N: 1})
+	onB := fold(t, withFallbacks, &IterationStarted{N: 1}, &ModelSwitched{Iteration: 1, From: "openai/a", To: "openai/b", Why: "404"})
+	onC := fold(t, withFallbacks, &IterationStarted{N: 1}, &ModelSwitched{Iteration: 1, From: "openai/a", To: "openai/b"}, &ModelSwitched{Iteration: 1, From: "openai/b", To: "openai/c"})
+	cases := []struct {
+		name   string
+		st     *State
+		f      modelFault
+		events []string
+	}{
+		{"a gone model moves on", open, modelFault{Err: "HTTP 404: model gone", Unavailable: true}, []string{`model.switched{"iteration":1,"from":"openai/a","to":"openai/b","why":"HTTP 404: model gone"}`}},
+		{"retries that ran out move on", onB, modelFault{Err: "HTTP 503", Retryable: true}, []string{`model.switched{"iteration":1,"from":"openai/b","to":"openai/c","why":"HTTP 503"}`}},
+		{"the last model pauses", onC, modelFault{Err: "HTTP 503", Retryable: true}, []string{`session.paused{"reason":"model_error"`}},
+		{"a timeout is tried once more on the same model", open, modelFault{Err: "slow", Timeout: true}, []string{`warning{"code":"model_call_retry"`}},
+		{"a bad request is not the model's to fix", open, modelFault{Err: "401"}, []string{`iteration.ended{"n":1,"status":"failed","error":"401"}`, `session.ended{"status":"error"`}},
+	}
+	for _, c := range cases {
+		want(t, c.name, p.modelFailed(c.st, c.f), "nothing", c.events...)
+	}
+	if onB.CurrentModel != "openai/b" || onB.current().Model != "openai/b" || open.current().Model != "openai/a" {
+		t.Errorf("the state's model: %q, iteration's %q (before the switch %q)", onB.CurrentModel, onB.current().Model, open.current().Model)
+	}
+	// A tool error is the iteration's, never the model's: no switch.
+	toolErr := fold(t, withFallbacks, &IterationStarted{N: 1},
+		&ModelResponded{Iteration: 1, ToolCalls: []model.ToolCall{{ID: "c1", Name: "read", Arguments: json.RawMessage(`{}`)}}},
+		&ToolStarted{Iteration: 1, CallID: "c1", Name: "read", Input: json.RawMessage(`{}`)},
+		&ToolFinished{Iteration: 1, CallID: "c1", Name: "read", Output: "no such file", IsError: true})
+	got := describe(p.iterationDone(toolErr))
+	if strings.Contains(got, "model.switched") {
+		t.Errorf("a tool error switched models: %s", got)
+	}
+	if got := describe(p.reply(fold(t, seq([]Payload{withFallbacks}, inIteration(1, ""))...), "", Recovered{})); strings.Contains(got, "model.switched") {
+		t.Errorf("a bad answer switched models: %s", got)
+	}
+}

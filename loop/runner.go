@@ -183,6 +183,9 @@ type Task struct {
 	// Sandbox and Network ask for a sandbox backend and network policy
 	// (a Resolver honours them, and may refuse or narrow them).
 	Sandbox, Network string
+	// FallbackModels are the models, in order, the session moves to when
+	// its model keeps failing with errors a retry cannot fix.
+	FallbackModels []string
 }
 
 // ErrRunning is returned when resuming a session that is already running here.
@@ -267,6 +270,7 @@ func (r *Runner) create(ctx context.Context, task *Task, durable bool) (*Session
 		Endpoint: task.Endpoint, Approval: task.Approval, Profile: task.Profile,
 		Tenant: task.Tenant, Protocol: task.Protocol, ModelOptions: task.ModelOptions,
 		Tools: task.Tools, Sandbox: task.Sandbox, Network: task.Network,
+		FallbackModels: task.FallbackModels,
 	}
 	started.Marker = r.cfg.Marker // ends a session in any mode
 	// The spec resolves before anything is recorded: a session whose model

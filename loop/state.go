@@ -132,6 +132,9 @@ type Iteration struct {
 	Error     string           `json:"error,omitempty"`
 	Usage     model.Usage      `json:"usage"`
 	CostUSD   float64          `json:"cost_usd,omitempty"`
+	// Model is the model that made this iteration's calls (the last one,
+	// when the session switched models during it).
+	Model string `json:"model,omitempty"`
 	// Responded is true once the model answered in this iteration.
 	Responded bool `json:"-"`
 	// Correction is true when this iteration ended with a correction request.
@@ -216,6 +219,12 @@ func (s *State) Apply(e Event) error {
 	s.Dialogue.apply(e)
 	s.Turn.apply(e)
 	s.History.apply(e)
+	switch e.Data.(type) {
+	case *IterationStarted, *ModelSwitched:
+		if it := s.current(); it != nil && it.Status == IterationInProgress {
+			it.Model = s.CurrentModel
+		}
+	}
 	s.Progress.apply(e, s.current(), s.CurrentIteration, s.Limits)
 	s.PlanState.apply(e)
 	s.MemoryState.apply(e)

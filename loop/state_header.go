@@ -5,21 +5,25 @@ import "time"
 // Header is what a session is — as session.started recorded it — and how
 // it stands: its status, its outcome once it stopped, its times.
 type Header struct {
-	ID           string            `json:"id"`
-	Task         string            `json:"task"`
-	SystemPrompt string            `json:"system_prompt,omitempty"`
-	Model        string            `json:"model,omitempty"`
-	Mode         Mode              `json:"mode"`
-	Marker       string            `json:"marker,omitempty"`
-	Tools        []string          `json:"tools,omitempty"`
-	Workspace    string            `json:"workspace,omitempty"`
-	Labels       map[string]string `json:"labels,omitempty"`
-	Verify       []string          `json:"verify,omitempty"`
-	Endpoint     string            `json:"endpoint,omitempty"`
-	Approval     string            `json:"approval,omitempty"`
-	Profile      string            `json:"profile,omitempty"`
-	Limits       Limits            `json:"limits"`
-	Status       Status            `json:"status"`
+	ID           string `json:"id"`
+	Task         string `json:"task"`
+	SystemPrompt string `json:"system_prompt,omitempty"`
+	Model        string `json:"model,omitempty"`
+	// CurrentModel is the model the session calls now: Model until a
+	// model.switched moved it to one of FallbackModels.
+	CurrentModel   string            `json:"current_model,omitempty"`
+	FallbackModels []string          `json:"fallback_models,omitempty"`
+	Mode           Mode              `json:"mode"`
+	Marker         string            `json:"marker,omitempty"`
+	Tools          []string          `json:"tools,omitempty"`
+	Workspace      string            `json:"workspace,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	Verify         []string          `json:"verify,omitempty"`
+	Endpoint       string            `json:"endpoint,omitempty"`
+	Approval       string            `json:"approval,omitempty"`
+	Profile        string            `json:"profile,omitempty"`
+	Limits         Limits            `json:"limits"`
+	Status         Status            `json:"status"`
 	// MaxIterations is the iteration limit in force.
 	MaxIterations int           `json:"max_iterations"`
 	StartedAt     time.Time     `json:"started_at,omitzero"`
@@ -46,8 +50,11 @@ func (h *Header) apply(e Event) {
 		h.Marker, h.Tools, h.Workspace, h.Labels, h.Limits = d.Marker, d.Tools, d.Workspace, d.Labels, d.Limits
 		h.Verify, h.Endpoint, h.Approval, h.Profile = d.Verify, d.Endpoint, d.Approval, d.Profile
 		h.MaxIterations = d.Limits.maxIterations()
+		h.CurrentModel, h.FallbackModels = d.Model, d.FallbackModels
 		h.Status = StatusRunning
 		h.StartedAt = e.Time
+	case *ModelSwitched:
+		h.CurrentModel = d.To
 	case *SessionPaused:
 		h.Status, h.Reason, h.Detail = StatusPaused, d.Reason, d.Detail
 	case *SessionWaiting:
@@ -60,4 +67,20 @@ func (h *Header) apply(e Event) {
 		h.CompletedAt = e.Time
 		h.Duration = e.Time.Sub(h.StartedAt)
 	}
+}
+
+// nextModel is the fallback model after the current one, "" when none is left.
+func (h *Header) nextModel() string {
+	for i, m := range h.FallbackModels {
+		if m == h.CurrentModel {
+			if i+1 < len(h.FallbackModels) {
+				return h.FallbackModels[i+1]
+			}
+			return ""
+		}
+	}
+	if h.CurrentModel == h.Model && len(h.FallbackModels) > 0 {
+		return h.FallbackModels[0]
+	}
+	return ""
 }

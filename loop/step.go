@@ -300,7 +300,33 @@ func (s *Session) modelFailed(ctx context.Context, err error, dur time.Duration)
 	retryable := errors.Is(err, model.ErrRetryable)
 	malformed := errors.Is(err, model.ErrMalformed)
 	s.emit(&ModelFailed{Iteration: st.CurrentIteration, Error: err.Error(), Retryable: retryable, Timeout: timeout, Malformed: malformed, DurationMS: dur.Milliseconds()})
-	return s.perform(ctx, s.policy().modelFailed(s.state, modelFault{Err: err.Error(), Retryable: retryable, Timeout: timeout, SessionTimeout: sessionTimeout, Malformed: malformed}))
+	unavailable := errors.Is(err, model.ErrModelUnavailable)
+	before := st.CurrentModel
+	if err := s.perform(ctx, s.policy().modelFailed(s.state, modelFault{Err: err.Error(), Retryable: retryable, Timeout: timeout, SessionTimeout: sessionTimeout, Malformed: malformed, Unavailable: unavailable})); err != nil {
+		return err
+	}
+	if s.state.CurrentModel != before {
+		return s.switchModel(ctx)
+	}
+	return nil
+}
+
+// switchModel opens the model a model.switched moved the session to: the
+// Env's SwitchModel, or the Env resolved again from the state.
+func (s *Session) switchModel(ctx context.Context) error {
+	if s.env != nil && s.env.SwitchModel != nil {
+		m, err := s.env.SwitchModel(s.state.CurrentModel)
+		if err != nil {
+			return fmt.Errorf("session %s: model %q: %w", s.id, s.state.CurrentModel, err)
+		}
+		s.env.Model = m
+		return nil
+	}
+	if s.env != nil && s.env.Close != nil {
+		s.env.Close()
+	}
+	s.env = nil
+	return s.needEnv(ctx)
 }
 
 // normaliseCalls gives every call a unique ID and an object for arguments.
@@ -331,7 +357,7 @@ func (s *Session) cost(u model.Usage) float64 {
 	if s.r.cfg.Price == nil {
 		return 0
 	}
-	usd, _ := s.r.cfg.Price(s.state.Model, u)
+	usd, _ := s.r.cfg.Price(s.state.CurrentModel, u) // priced per model: a fallback's own prices
 	return usd
 }
 

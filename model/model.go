@@ -179,6 +179,10 @@ var (
 	ErrTimeout = errors.New("model call timed out")
 	// ErrMalformed marks a reply that could not be parsed.
 	ErrMalformed = errors.New("malformed model response")
+	// ErrModelUnavailable marks a model that cannot serve the call however
+	// often it is retried: gone (404) or refusing the conversation as too
+	// long for its context.
+	ErrModelUnavailable = errors.New("model unavailable")
 )
 
 // RetryableError carries how long the provider asked us to wait.

@@ -16,6 +16,7 @@ import (
 // session's runner (resume, reply, approve).
 type sessionFlags struct {
 	model         string
+	fallbacks     string // --fallback-models, comma-separated
 	baseURL       string
 	apiKey        string
 	numCtx        int
@@ -61,6 +62,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.model, "model", os.Getenv("AGENTLOOP_MODEL"), "model as PROVIDER/NAME (ollama/qwen3:8b, openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5, openrouter/…) or script:PATH; default ollama/qwen3:8b ($AGENTLOOP_MODEL)")
+	fs.StringVar(&o.fallbacks, "fallback-models", "", "models (PROVIDER/NAME, comma-separated) a new session moves to, in order, when its model keeps failing with errors a retry cannot fix (404, 429 or 5xx after retries, context too long)")
 	fs.StringVar(&o.baseURL, "base-url", "", "the provider's base URL (default: the provider's usual one)")
 	fs.StringVar(&o.apiKey, "api-key", "", "API key (default: the provider's usual environment variable, e.g. OPENAI_API_KEY)")
 	fs.IntVar(&o.numCtx, "num-ctx", 0, "Ollama's context window in tokens (options.num_ctx; default 32768)")

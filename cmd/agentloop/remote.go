@@ -45,6 +45,11 @@ func runRemote(url string, o *sessionFlags, task string, messages []model.Messag
 			}
 		}
 	}
+	for _, m := range strings.Split(o.fallbacks, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			req.FallbackModels = append(req.FallbackModels, m)
+		}
+	}
 	if o.set["mode"] || o.set["self-reasoning"] {
 		req.Mode = o.mode
 	}

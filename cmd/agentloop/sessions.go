@@ -170,6 +170,13 @@ func showState(w io.Writer, s *loop.State) {
 	fmt.Fprintf(w, "Session %s\n", s.ID)
 	fmt.Fprintf(w, "  task:      %s\n", s.Task)
 	fmt.Fprintf(w, "  model:     %s · mode %s\n", s.Model, s.Mode)
+	if len(s.FallbackModels) > 0 {
+		fmt.Fprintf(w, "  fallback:  %s", strings.Join(s.FallbackModels, ", "))
+		if s.CurrentModel != s.Model {
+			fmt.Fprintf(w, " · now on %s", s.CurrentModel)
+		}
+		fmt.Fprintln(w)
+	}
 	if s.Workspace != "" {
 		fmt.Fprintf(w, "  workspace: %s\n", s.Workspace)
 	}
@@ -205,6 +212,9 @@ func showState(w io.Writer, s *loop.State) {
 	}
 	for _, it := range s.Iterations {
 		fmt.Fprintf(w, "\n── Step %d · %s · %s · %d+%d tokens", it.N, it.Status, it.Duration.Round(time.Millisecond), it.Usage.InputTokens, it.Usage.OutputTokens)
+		if it.Model != "" && it.Model != s.Model {
+			fmt.Fprintf(w, " · %s", it.Model) // a fallback model did this step
+		}
 		if it.CostUSD > 0 {
 			fmt.Fprintf(w, " · $%.4f", it.CostUSD)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"github.com/agentloop/agentloop/model/provider"
 	"io"
 	"os"
@@ -60,6 +61,9 @@ func (e *cliEnv) Close() {
 func (o *sessionFlags) fromProfile(c *config.Config, p *config.Profile) {
 	if o.model == "" {
 		o.model = p.Model
+	}
+	if o.fallbacks == "" {
+		o.fallbacks = strings.Join(p.FallbackModels, ",")
 	}
 	if o.baseURL == "" {
 		o.baseURL = p.BaseURL
@@ -242,6 +246,17 @@ func (o *sessionFlags) spec(env *cliEnv, task string, messages []model.Message) 
 	if err != nil {
 		return loop.Task{}, err
 	}
+	var fallbacks []string
+	for _, m := range strings.Split(o.fallbacks, ",") {
+		if m = strings.TrimSpace(m); m == "" {
+			continue
+		}
+		f, err := assemble.ModelSpec(m)
+		if err != nil {
+			return loop.Task{}, fmt.Errorf("--fallback-models: %w", err)
+		}
+		fallbacks = append(fallbacks, f)
+	}
 	limits := o.limitsWith(true, env.profile) // no-progress is dropped for sessions without write tools
 	if _, _, err := provider.ParseThinking(o.thinking); err != nil {
 		return loop.Task{}, err
@@ -260,7 +275,7 @@ func (o *sessionFlags) spec(env *cliEnv, task string, messages []model.Message) 
 	endpoint, approval, profile := o.recorded(env.profile)
 	return loop.Task{Prompt: task, Messages: messages, Workspace: env.dir, Limits: &limits, Verify: o.verify,
 		Endpoint: endpoint, Approval: approval, Profile: profile,
-		Model: spec, Mode: o.loopMode(), Protocol: proto, ModelOptions: opts}, nil
+		Model: spec, Mode: o.loopMode(), Protocol: proto, ModelOptions: opts, FallbackModels: fallbacks}, nil
 }
 
 // modeFlag is the --mode value of a recorded mode.

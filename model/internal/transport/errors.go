@@ -43,6 +43,29 @@ func (e *StatusError) Error() string {
 	return s
 }
 
+// Unwrap marks the replies no retry fixes for this model: 404 (the model
+// is gone, or never was) and a refusal of the conversation as longer than
+// the model's context — model.ErrModelUnavailable, so a session can move
+// to a fallback model.
+func (e *StatusError) Unwrap() error {
+	if e.StatusCode == 404 || (e.StatusCode == 400 || e.StatusCode == 413) && contextTooLong(e.Message) {
+		return model.ErrModelUnavailable
+	}
+	return nil
+}
+
+// contextTooLong says whether an API error text refuses a request as too
+// long for the model's context window.
+func contextTooLong(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, s := range []string{"context length", "context_length", "context window", "maximum context", "prompt is too long", "too many tokens"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // TimeoutError is a call that ran past one of the limits in Timeouts. It
 // wraps model.ErrTimeout.
 type TimeoutError struct {
