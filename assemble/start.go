@@ -15,9 +15,12 @@ import (
 // StartDefaults are what a start request leaves out, and what a request
 // may ask for beyond them.
 type StartDefaults struct {
-	Model    string
-	Endpoint string
-	Profile  string
+	Model string
+	// FallbackModels follow Model for a request that names neither
+	// another model nor fallback models of its own.
+	FallbackModels []string
+	Endpoint       string
+	Profile        string
 	// Approval is "auto" (tools run without asking) or "ask".
 	Approval      string
 	MaxIterations int
@@ -92,6 +95,9 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 			return t, invalid("fallback_models[%d]: %v", i, err)
 		}
 		t.FallbackModels = append(t.FallbackModels, f)
+	}
+	if len(req.FallbackModels) == 0 && (req.Model == "" || req.Model == d.Model) {
+		t.FallbackModels = d.FallbackModels
 	}
 	if req.Thinking != "" {
 		if _, _, err := provider.ParseThinking(req.Thinking); err != nil {

@@ -17,6 +17,18 @@ func TestStartFallbackModels(t *testing.T) {
 	if err != nil || strings.Join(task.FallbackModels, ",") != "openai/b,anthropic/claude-sonnet-4-5" {
 		t.Fatalf("fallback models %q, %v", task.FallbackModels, err)
 	}
+	// The server's defaults go with its default model only.
+	d.FallbackModels = []string{"openai/c"}
+	if task, _ := d.Task(api.StartRequest{Task: "t"}, false); strings.Join(task.FallbackModels, ",") != "openai/c" {
+		t.Errorf("default fallbacks: %q", task.FallbackModels)
+	}
+	if task, _ := d.Task(api.StartRequest{Task: "t", Model: "anthropic/claude-sonnet-4-5"}, false); len(task.FallbackModels) != 0 {
+		t.Errorf("another model kept the default's fallbacks: %q", task.FallbackModels)
+	}
+	if task, _ := d.Task(api.StartRequest{Task: "t", FallbackModels: []string{"openai/b"}}, false); strings.Join(task.FallbackModels, ",") != "openai/b" {
+		t.Errorf("the request's own fallbacks: %q", task.FallbackModels)
+	}
+	d.FallbackModels = nil
 	for _, c := range []struct {
 		models []string
 		want   error

@@ -79,9 +79,12 @@ type Config struct {
 // Defaults are the settings of sessions started over HTTP, unless the
 // request names its own.
 type Defaults struct {
-	Model    string
-	Endpoint string
-	Profile  string
+	Model string
+	// FallbackModels follow Model for a request that names neither
+	// another model nor fallback models of its own.
+	FallbackModels []string
+	Endpoint       string
+	Profile        string
 	// Approval is "auto" (tools run without asking) or "ask" (writing and
 	// executing tools wait for an approval over the API).
 	Approval string

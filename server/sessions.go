@@ -33,7 +33,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	c := callerOf(r.Context())
 	d := s.cfg.Defaults
-	task, err := assemble.StartDefaults{Model: d.Model, Endpoint: d.Endpoint, Profile: d.Profile, Approval: d.Approval,
+	task, err := assemble.StartDefaults{Model: d.Model, FallbackModels: d.FallbackModels, Endpoint: d.Endpoint, Profile: d.Profile, Approval: d.Approval,
 		MaxIterations: d.MaxIterations, AllowFiles: d.AllowScripts}.Task(req, s.mayRunUnasked(r, c))
 	if err != nil {
 		s.fail(w, r, err)

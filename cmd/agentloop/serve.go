@@ -146,8 +146,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
+	var fallbacks []string
 	if prof != nil && *modelSpec == "" {
-		*modelSpec = prof.Model
+		*modelSpec, fallbacks = prof.Model, prof.FallbackModels
 	}
 	prices, err := assemble.Prices(configPrices(cfgFile))
 	if err != nil {
@@ -243,7 +244,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		UI:         web.Handler(),
 		Telemetry:  tel,
 		Front:      server.FrontDoor{AllowedOrigins: origins, PublicURL: *publicURL},
-		Defaults: server.Defaults{Model: *modelSpec, Endpoint: assemble.RedactURL(*baseURL), Profile: profName, Approval: approval,
+		Defaults: server.Defaults{Model: *modelSpec, FallbackModels: fallbacks, Endpoint: assemble.RedactURL(*baseURL), Profile: profName, Approval: approval,
 			Workspaces: *workspaces, AllowScripts: *allowScripts,
 			CommandUID: cmdUser.UID, CommandGID: cmdUser.GID, PrivateDirs: sandbox.DefaultPrivateBase()}}
 	cfg.Sandbox.Backend, cfg.Sandbox.Network = string(sandboxing.Policy.Backend), sandboxing.Policy.Network.String()
