@@ -334,7 +334,14 @@ func TestGoTestInsideSandbox(t *testing.T) {
 				"--model", "script:"+script, "run the tests")
 			cmd.Env = append(os.Environ(), "AGENTLOOP_SANDBOX=", "AGENTLOOP_CONFIG=", "XDG_CONFIG_HOME="+t.TempDir())
 			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("go test inside the %s sandbox: %v\n%s", b, err, out)
+				show, _ := exec.Command(bin, "sessions", "show", "--db", db, "--events").CombinedOutput()
+				if list, _ := exec.Command(bin, "sessions", "list", "--db", db, "--json").Output(); len(list) > 0 {
+					var ss []struct{ ID string }
+					if json.Unmarshal(list, &ss) == nil && len(ss) > 0 {
+						show, _ = exec.Command(bin, "sessions", "show", "--db", db, ss[0].ID).CombinedOutput()
+					}
+				}
+				t.Fatalf("go test inside the %s sandbox: %v\n%s\n%s", b, err, out, show)
 			}
 		})
 	}

@@ -162,14 +162,18 @@ const prSetChildSubreaper = 36
 
 // endLeftovers stops what the command left running in the background
 // (SIGTERM to the group, which this process ignores while its parent
-// lives) and reaps it, for up to a second; the shell tool kills whatever
+// lives) and reaps it, for up to ten seconds; the shell tool kills whatever
 // still runs once this process has exited.
 func endLeftovers() {
 	if !reap() {
 		return // no process of the command is left
 	}
 	syscall.Kill(0, syscall.SIGTERM)
-	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	// Processes already dying (a PID namespace torn down with its first
+	// process kills them all) still need reaping: on a loaded machine a
+	// thousand take more than a moment. Only one that ignores SIGTERM is
+	// left to the shell tool after the bound.
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		if !reap() {
 			break
 		}
