@@ -201,7 +201,12 @@ func TestSandboxEscapes(t *testing.T) {
 			bin := agentloopBinary(t)
 			w := newEscapeWorld(t)
 			attempts := w.attempts()
-			cmd := exec.Command(bin, "run", "--yes", "--quiet", "--sandbox", string(b), "--network", "none",
+			// The process limit is the sandbox user's, shared with every
+			// other session (and test package) running as it: the fork bomb
+			// is held to 256 so it cannot starve them while it lives.
+			cfg := filepath.Join(t.TempDir(), "config.yaml")
+			os.WriteFile(cfg, []byte("profiles:\n  escape:\n    sandbox_limits:\n      processes: 256\n"), 0o644)
+			cmd := exec.Command(bin, "run", "--yes", "--quiet", "--sandbox", string(b), "--network", "none", "--config", cfg, "--profile", "escape",
 				"--db", w.db, "--dir", w.alpha, "--max-iterations", fmt.Sprint(len(attempts)+2), "--no-progress", "0",
 				"--model", "script:"+w.script(t, attempts), "escape task-canary")
 			cmd.Env = append(os.Environ(), "AGENTLOOP_SANDBOX=", canary[:12]+"="+canary, "AGENTLOOP_CONFIG=", "XDG_CONFIG_HOME="+t.TempDir())
