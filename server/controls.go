@@ -23,7 +23,9 @@ func controlResult(res *service.Result) api.ControlResult {
 	return out
 }
 
-func (s *Server) control(w http.ResponseWriter, r *http.Request, act func(c service.Caller, id string, b api.Control) (*service.Result, error)) {
+// control runs one control; mayStart says it can set a stopped session
+// running again, so it counts against the running quota.
+func (s *Server) control(w http.ResponseWriter, r *http.Request, mayStart bool, act func(c service.Caller, id string, b api.Control) (*service.Result, error)) {
 	id, ok := s.sessionID(w, r)
 	if !ok {
 		return
@@ -33,9 +35,11 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, act func(c serv
 		s.fail(w, r, err)
 		return
 	}
-	unlock, ok := s.roomToRun(w, r, id)
-	if !ok {
-		return
+	unlock := func() {}
+	if mayStart {
+		if unlock, ok = s.roomToRun(w, r, id); !ok {
+			return
+		}
 	}
 	defer unlock()
 	res, err := act(callerOf(r.Context()), id, b)
@@ -51,25 +55,25 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, act func(c serv
 }
 
 func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
-	s.control(w, r, func(c service.Caller, id string, b api.Control) (*service.Result, error) {
+	s.control(w, r, false, func(c service.Caller, id string, b api.Control) (*service.Result, error) {
 		return s.svc.Pause(r.Context(), c, id, firstSet(b.Reason, b.Note, b.Text))
 	})
 }
 
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
-	s.control(w, r, func(c service.Caller, id string, b api.Control) (*service.Result, error) {
+	s.control(w, r, true, func(c service.Caller, id string, b api.Control) (*service.Result, error) {
 		return s.svc.Resume(r.Context(), c, id, firstSet(b.Note, b.Text, b.Reason))
 	})
 }
 
 func (s *Server) terminate(w http.ResponseWriter, r *http.Request) {
-	s.control(w, r, func(c service.Caller, id string, b api.Control) (*service.Result, error) {
+	s.control(w, r, false, func(c service.Caller, id string, b api.Control) (*service.Result, error) {
 		return s.svc.Terminate(r.Context(), c, id, firstSet(b.Reason, b.Text, b.Note))
 	})
 }
 
 func (s *Server) reply(w http.ResponseWriter, r *http.Request) {
-	s.control(w, r, func(c service.Caller, id string, b api.Control) (*service.Result, error) {
+	s.control(w, r, true, func(c service.Caller, id string, b api.Control) (*service.Result, error) {
 		return s.svc.Reply(r.Context(), c, id, firstSet(b.Text, b.Note, b.Reason))
 	})
 }

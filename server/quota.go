@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/agentloop/agentloop/loop"
@@ -29,14 +28,14 @@ func (s *Server) overQuota(r *http.Request, c service.Caller) (string, time.Dura
 	if q == (Quotas{}) {
 		return "", 0, nil
 	}
-	tenantOnly := service.Caller{Tenant: c.Tenant, Subject: c.Subject, Scopes: []service.Scope{service.ScopeRead}}
+	tenantOnly := tenantReader(c)
 	if q.Running > 0 {
-		running, err := s.svc.List(r.Context(), tenantOnly, store.Filter{Status: []loop.Status{loop.StatusRunning}})
+		running, err := s.runningOf(r, c)
 		if err != nil {
 			return "", 0, err
 		}
-		if len(running) >= q.Running {
-			return fmt.Sprintf("tenant %q already runs %d sessions, its limit; wait for one to finish, or pause or terminate one", c.Tenant, len(running)), 30 * time.Second, nil
+		if running >= q.Running {
+			return fmt.Sprintf("tenant %q already runs %d sessions, its limit; wait for one to finish, or pause or terminate one", c.Tenant, running), 30 * time.Second, nil
 		}
 	}
 	if q.TokensPerDay > 0 || q.USDPerDay > 0 {
@@ -68,14 +67,23 @@ func (s *Server) overQuota(r *http.Request, c service.Caller) (string, time.Dura
 	return "", 0, nil
 }
 
+// tenantReader reads the caller's own tenant only, whatever else it may.
+func tenantReader(c service.Caller) service.Caller {
+	return service.Caller{Tenant: c.Tenant, Subject: c.Subject, Scopes: []service.Scope{service.ScopeRead}}
+}
+
+// runningOf counts the caller's tenant's running sessions.
+func (s *Server) runningOf(r *http.Request, c service.Caller) (int, error) {
+	running, err := s.svc.List(r.Context(), tenantReader(c), store.Filter{Status: []loop.Status{loop.StatusRunning}})
+	return len(running), err
+}
+
 // roomToRun holds the tenant's quota lock for a control that may set a
 // stopped session running again (resume, reply, a decision), and refuses
-// it (429) when the tenant already runs its limit. Pause and terminate
-// pass through it too: they only ever free room.
+// it (429) when the tenant already runs its limit.
 func (s *Server) roomToRun(w http.ResponseWriter, r *http.Request, id string) (unlock func(), ok bool) {
 	q := s.cfg.Quotas.Running
-	kind := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
-	if q <= 0 || kind == "pause" || kind == "terminate" {
+	if q <= 0 {
 		return func() {}, true
 	}
 	c := callerOf(r.Context())
@@ -92,16 +100,15 @@ func (s *Server) roomToRun(w http.ResponseWriter, r *http.Request, id string) (u
 		s.fail(w, r, err)
 		return nil, false
 	}
-	tenantOnly := service.Caller{Tenant: c.Tenant, Subject: c.Subject, Scopes: []service.Scope{service.ScopeRead}}
-	running, err := s.svc.List(r.Context(), tenantOnly, store.Filter{Status: []loop.Status{loop.StatusRunning}})
+	running, err := s.runningOf(r, c)
 	if err != nil {
 		unlock()
 		s.fail(w, r, err)
 		return nil, false
 	}
-	if len(running) >= q {
+	if running >= q {
 		unlock()
-		tooMany(w, fmt.Sprintf("tenant %q already runs %d sessions, its limit; this session would be one more: wait for one to finish, or pause or terminate one", c.Tenant, len(running)), 30*time.Second)
+		tooMany(w, fmt.Sprintf("tenant %q already runs %d sessions, its limit; this session would be one more: wait for one to finish, or pause or terminate one", c.Tenant, running), 30*time.Second)
 		return nil, false
 	}
 	return unlock, true
