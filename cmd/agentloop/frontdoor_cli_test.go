@@ -143,6 +143,15 @@ func TestAllowedOriginsLetAFrontEndIn(t *testing.T) {
 	if _, stderr, code := c.run("", "serve", "--allowed-origins", "front.example", "--addr", "127.0.0.1:0"); code != exitUsage || !strings.Contains(stderr, "scheme://host") {
 		t.Fatalf("a bad origin: %d %s", code, stderr)
 	}
+	for args, says := range map[string]string{
+		"--public-url agents.example.com":         "scheme://host",
+		"--public-url https://agents.example.com": "needs --auth keys",
+	} {
+		_, stderr, code := c.run("", append([]string{"serve", "--addr", "127.0.0.1:0"}, strings.Fields(args)...)...)
+		if code != exitUsage || !strings.Contains(stderr, says) {
+			t.Fatalf("serve %s: %d %s", args, code, stderr)
+		}
+	}
 }
 
 // With --yes, requests may ask for approval auto and bring verification
