@@ -35,7 +35,7 @@ func (s *Server) overQuota(r *http.Request, c service.Caller) (string, time.Dura
 			return "", 0, err
 		}
 		if running >= q.Running {
-			return fmt.Sprintf("tenant %q already runs %d sessions, its limit; wait for one to finish, or pause or terminate one", c.Tenant, running), 30 * time.Second, nil
+			return fmt.Sprintf("%s already runs %d sessions, its limit; wait for one to finish, or pause or terminate one", tenantName(c), running), 30 * time.Second, nil
 		}
 	}
 	if q.TokensPerDay > 0 || q.USDPerDay > 0 {
@@ -58,13 +58,21 @@ func (s *Server) overQuota(r *http.Request, c service.Caller) (string, time.Dura
 		}
 		wait := max(time.Until(oldest.Add(24*time.Hour)), time.Minute)
 		if q.TokensPerDay > 0 && tokens >= q.TokensPerDay {
-			return fmt.Sprintf("tenant %q used %d tokens in the last 24 hours, its limit is %d", c.Tenant, tokens, q.TokensPerDay), wait, nil
+			return fmt.Sprintf("%s used %d tokens in the last 24 hours, its limit is %d", tenantName(c), tokens, q.TokensPerDay), wait, nil
 		}
 		if q.USDPerDay > 0 && usd >= q.USDPerDay {
-			return fmt.Sprintf("tenant %q spent $%.2f in the last 24 hours, its limit is $%.2f", c.Tenant, usd, q.USDPerDay), wait, nil
+			return fmt.Sprintf("%s spent $%.2f in the last 24 hours, its limit is $%.2f", tenantName(c), usd, q.USDPerDay), wait, nil
 		}
 	}
 	return "", 0, nil
+}
+
+// tenantName names the caller's tenant in a message.
+func tenantName(c service.Caller) string {
+	if c.Tenant == "" {
+		return "this server's local tenant"
+	}
+	return fmt.Sprintf("tenant %q", c.Tenant)
 }
 
 // tenantReader reads the caller's own tenant only, whatever else it may.
@@ -108,7 +116,7 @@ func (s *Server) roomToRun(w http.ResponseWriter, r *http.Request, id string) (u
 	}
 	if running >= q {
 		unlock()
-		tooMany(w, fmt.Sprintf("tenant %q already runs %d sessions, its limit; this session would be one more: wait for one to finish, or pause or terminate one", c.Tenant, running), 30*time.Second)
+		tooMany(w, fmt.Sprintf("%s already runs %d sessions, its limit; this session would be one more: wait for one to finish, or pause or terminate one", tenantName(c), running), 30*time.Second)
 		return nil, false
 	}
 	return unlock, true
