@@ -21,12 +21,26 @@ type StartDefaults struct {
 	FallbackModels []string
 	Endpoint       string
 	Profile        string
-	// Approval is "auto" (tools run without asking) or "ask".
+	// Approval is "auto" (tools run without asking), "ask", or "profile"
+	// (the profile's own rules: a default only, with Profile set; a
+	// request cannot ask for it).
 	Approval      string
 	MaxIterations int
+	// Limits are the limits a session starts from; the request's own
+	// limits and MaxIterations go on top. Nil means the server's standard
+	// limits.
+	Limits *loop.Limits
+	// ModelOptions are the provider settings every session starts with
+	// (Ollama's num_ctx, streaming with tools); a request's thinking goes
+	// on top.
+	ModelOptions loop.ModelOptions
 	// AllowFiles lets a request name files of this machine: scripted
 	// models (script:PATH) and protocol files.
 	AllowFiles bool
+	// LocalVerify lets a request bring verification commands under any
+	// approval: the person asking is the one whose machine runs them
+	// (the CLI). Otherwise only a session whose tools run unasked may.
+	LocalVerify bool
 }
 
 // Bounds on verification commands a request supplies.
@@ -99,11 +113,15 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 	if len(req.FallbackModels) == 0 && (req.Model == "" || req.Model == d.Model) {
 		t.FallbackModels = d.FallbackModels
 	}
+	mo := d.ModelOptions
 	if req.Thinking != "" {
 		if _, _, err := provider.ParseThinking(req.Thinking); err != nil {
 			return t, invalid("%v", err)
 		}
-		t.ModelOptions = &loop.ModelOptions{Thinking: req.Thinking}
+		mo.Thinking = req.Thinking
+	}
+	if mo != (loop.ModelOptions{}) {
+		t.ModelOptions = &mo
 	}
 	switch req.Mode {
 	case "", "tools":
@@ -121,6 +139,10 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 		return t, invalid("mode %q: use tools, thinking, flash or self-reasoning", req.Mode)
 	}
 	switch t.Approval = firstSet(req.Approval, d.Approval, "ask"); t.Approval {
+	case "profile":
+		if req.Approval != "" || t.Profile == "" {
+			return t, invalid(`approval %q: use "auto" (tools run without asking) or "ask" (writing tools wait for POST …/approvals/{call})`, t.Approval)
+		}
 	case "auto":
 		if !mayRunUnasked {
 			return t, forbidden(`approval "auto" refused: this server asks before writing and executing tools run (it was started without --yes), and only an admin key may ask for more; leave approval out, or start the server with --yes`)
@@ -132,7 +154,7 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 	if len(req.Verify) > 0 {
 		// Verification commands run without an approval of their own, so
 		// only a session whose tools run unasked may bring its own.
-		if t.Approval != "auto" {
+		if t.Approval != "auto" && !d.LocalVerify {
 			return t, forbidden(`"verify" refused: verification commands run without asking, and this session asks before commands run (approval "ask"); run the checks as the session's own commands, or use a session with approval "auto"`)
 		}
 		if len(req.Verify) > maxVerifyCommands {
@@ -147,15 +169,25 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 	if req.MaxIterations < 0 || req.BudgetTokens < 0 || req.BudgetUSD < 0 {
 		return t, invalid("limits cannot be negative")
 	}
-	limits := loop.Limits{MaxIterations: firstInt(req.MaxIterations, d.MaxIterations, loop.DefaultMaxIterations),
-		BudgetTokens: req.BudgetTokens, BudgetUSD: req.BudgetUSD, NoProgressAfter: 5, MaxToolCallsPerTurn: 10,
-		ModelCallTimeout: 5 * time.Minute, Timeout: 30 * time.Minute}
+	limits := loop.Limits{NoProgressAfter: 5, MaxToolCallsPerTurn: 10, ModelCallTimeout: 5 * time.Minute, Timeout: 30 * time.Minute}
+	if d.Limits != nil {
+		limits = *d.Limits
+	}
+	limits.MaxIterations = firstInt(req.MaxIterations, d.MaxIterations, limits.MaxIterations, loop.DefaultMaxIterations)
+	if req.BudgetTokens > 0 {
+		limits.BudgetTokens = req.BudgetTokens
+	}
+	if req.BudgetUSD > 0 {
+		limits.BudgetUSD = req.BudgetUSD
+	}
 	if req.Timeout != "" {
 		if limits.Timeout, err = time.ParseDuration(req.Timeout); err != nil || limits.Timeout <= 0 {
 			return t, invalid("timeout %q: give a duration such as \"10m\"", req.Timeout)
 		}
 	}
-	limits.ContextTokens = ContextWindow(spec, nil)
+	if limits.ContextTokens == 0 {
+		limits.ContextTokens = ContextWindow(spec, t.ModelOptions)
+	}
 	t.Limits = &limits
 	if len(req.Labels) > 32 {
 		return t, invalid("at most 32 labels")
