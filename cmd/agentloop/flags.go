@@ -49,6 +49,7 @@ type sessionFlags struct {
 	marker        string
 	quiet         bool
 	verify        stringList
+	labels        labelFlags
 	protocol      string
 	pricesFile    string // from the config file
 	sandboxFlags
@@ -94,6 +95,7 @@ func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress output")
 	fs.StringVar(&o.protocol, "protocol", "", "run a protocol file (steps with required outputs), e.g. examples/protocols/project-map.json")
 	o.sandboxFlags.register(fs, "full") // a developer's build needs modules
+	fs.Var(&o.labels, "label", "a KEY=VALUE label for the session (repeatable); list by it with `sessions list --label KEY=VALUE`")
 	fs.Var(&o.verify, "verify", "a command that checks the work (repeatable), e.g. --verify \"go test ./...\"; run when the model says it is done and when a limit ends the session")
 }
 

@@ -37,6 +37,7 @@ func commands() []command {
 		{"keys", "API keys for the server: agentloop keys create --tenant T --role operator; keys list; keys revoke ID", cmdKeys},
 		{"db", "the session database: agentloop db migrate [--db postgres://…] brings its schema up to date", cmdDB},
 		{"worker", "run sessions on Temporal: agentloop worker --temporal HOST:PORT [--db …]", cmdWorker},
+		{"eval", "compare models on a suite of tasks: agentloop eval SUITE.yaml --model A --model B [--runs 3]", cmdEval},
 		{"parse-toolcalls", "read model text on stdin and print the tool calls found in it", cmdParseToolCalls},
 		{"config", "check the config file: agentloop config check [FILE]", cmdConfig},
 		{"doctor", "report what works on this machine: the sandbox backends", cmdDoctor},

@@ -71,6 +71,8 @@ func sessionsList(args []string, stdout, stderr io.Writer) int {
 	unfinished := fs.Bool("unfinished", false, "only sessions that have not ended")
 	limit := fs.Int("limit", 50, "at most this many sessions")
 	jsonOut := fs.Bool("json", false, "print JSON")
+	var labels labelFlags
+	fs.Var(&labels, "label", "only sessions with this KEY=VALUE label (repeatable: all of them)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -79,7 +81,7 @@ func sessionsList(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	defer st.Close()
-	f := store.Filter{Limit: *limit, Unfinished: *unfinished}
+	f := store.Filter{Limit: *limit, Unfinished: *unfinished, Labels: labels}
 	if *status != "" {
 		st, err := loop.ParseStatus(*status)
 		if err != nil {

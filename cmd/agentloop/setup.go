@@ -275,7 +275,7 @@ func (o *sessionFlags) spec(env *cliEnv, task string, messages []model.Message) 
 	endpoint, approval, profile := o.recorded(env.profile)
 	return loop.Task{Prompt: task, Messages: messages, Workspace: env.dir, Limits: &limits, Verify: o.verify,
 		Endpoint: endpoint, Approval: approval, Profile: profile,
-		Model: spec, Mode: o.loopMode(), Protocol: proto, ModelOptions: opts, FallbackModels: fallbacks}, nil
+		Model: spec, Mode: o.loopMode(), Protocol: proto, ModelOptions: opts, FallbackModels: fallbacks, Labels: o.labels}, nil
 }
 
 // modeFlag is the --mode value of a recorded mode.
