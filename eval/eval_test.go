@@ -118,3 +118,19 @@ tasks:
 		}
 	}
 }
+
+// The starter suite shipped with agentloop loads, and each of its tasks
+// has the fixture it names.
+func TestStarterSuiteLoads(t *testing.T) {
+	s, err := Load("../examples/evals/starter/suite.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, task := range s.Tasks {
+		names = append(names, task.Name)
+	}
+	if got := strings.Join(names, " "); got != "fix-test refactor plan stuck-trap permission-trap" {
+		t.Errorf("tasks %s", got)
+	}
+}
