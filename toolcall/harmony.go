@@ -51,6 +51,11 @@ func (p *parser) parseHarmony() *outcome {
 			pos = m + len(hMessage)
 			continue
 		}
+		if hs > 0 && harmonyRecipientFirst(header[:hs]) {
+			// the reply began inside the role header the prompt opened
+			// ("<|start|>assistant" is the prompt's): " to=functions.x<|channel|>…"
+			hs = 0
+		}
 		role, channel, recipient := harmonyHeader(header[max(hs, 0):])
 		if recipient == "" && role != "assistant" && channel != "analysis" && channel != "commentary" && channel != "final" {
 			// prose that happens to contain the tokens
@@ -106,6 +111,19 @@ func (p *parser) parseHarmony() *outcome {
 	o.content = &c
 	o.reasoning = joinPieces(reasoning)
 	return o
+}
+
+// harmonyRecipientFirst reports whether the text before a message's first
+// header token is the rest of a role header: "to=NAME", optionally after
+// the role ("assistant to=functions.x"), as gpt-oss writes when the
+// prompt ends with "<|start|>assistant" (openai-harmony reads the
+// recipient from the role header too).
+func harmonyRecipientFirst(s string) bool {
+	f := strings.Fields(s)
+	if len(f) == 2 && f[0] == "assistant" {
+		f = f[1:]
+	}
+	return len(f) == 1 && strings.HasPrefix(f[0], "to=") && len(f[0]) > len("to=")
 }
 
 // harmonyHeader reads role, channel and recipient from a message header

@@ -41,9 +41,16 @@
 // number), and a <parameter= on its own line before any </parameter>
 // starts the next parameter of a value left unclosed.
 //
+// Kimi K2 call ids that are only a counter ("0") name the one offered
+// tool that fits the arguments, or are reported; a harmony recipient may
+// sit in the role header, also when the reply starts inside it
+// (" to=functions.x<|channel|>…"); empty <tool_call> blocks and a stray
+// leading </tool_call> are stale tags that leave Content.
+//
 // Qwen3-Coder parameter values end only at a </parameter> followed by the
-// next <parameter=, </function> or the end of the call, so a value may hold
-// those tags literally; a reply cut off inside a value is an attempt with a
+// next <parameter=, </function> or the end of the call, and a function
+// only at a </function> after its last value or before the end of the
+// call, so a value may hold those tags literally; a reply cut off inside a value is an attempt with a
 // Problem, never a guessed call. Options.CallPrefix applies Ollama's
 // template rule: a bare JSON call after text is not a call, and JSON calls
 // behind a prefix no family knows ("Action: ```json") are read.

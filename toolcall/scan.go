@@ -1,6 +1,7 @@
 package toolcall
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -106,6 +107,8 @@ func joinPieces(pieces []string) string {
 // without returns the text with the cut spans removed, as trimmed pieces
 // joined by newlines. Spans must be sorted and may not overlap.
 func (p *parser) without(cuts []span) string {
+	cuts = slices.Clone(cuts)
+	slices.SortStableFunc(cuts, func(a, b span) int { return a.start - b.start })
 	pieces := make([]string, 0, len(cuts)+1)
 	pos := 0
 	for _, c := range cuts {

@@ -1,6 +1,7 @@
 package toolcall
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -103,6 +104,12 @@ func (t *toolIndex) types(tool, arg string) []string {
 	if i < 0 {
 		return nil
 	}
+	return t.props(i)[arg]
+}
+
+// props returns the declared properties of offered tool i, parsing its
+// schema on first use.
+func (t *toolIndex) props(i int) propTypes {
 	if t.schemas == nil {
 		t.schemas = make(map[int]propTypes)
 	}
@@ -111,5 +118,44 @@ func (t *toolIndex) types(tool, arg string) []string {
 		pt = parseSchema(t.specs[i].Parameters)
 		t.schemas[i] = pt
 	}
-	return pt[arg]
+	return pt
+}
+
+// byArguments names the tool a call with these arguments (a JSON object)
+// must be to, for a call that names none: the one tool offered, or the
+// only offered tool whose schema declares every key. It returns "" and
+// why (completing "names no tool and …") when there is no single answer.
+func (t *toolIndex) byArguments(args []byte) (string, string) {
+	switch len(t.specs) {
+	case 0:
+		return "", "no tools are offered"
+	case 1:
+		return t.specs[0].Name, ""
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(args, &obj); err != nil {
+		return "", "its arguments are not a JSON object"
+	}
+	found := -1
+	for i, s := range t.specs {
+		pt := t.props(i)
+		fits := true
+		for k := range obj {
+			if _, ok := pt[k]; !ok {
+				fits = false
+				break
+			}
+		}
+		if !fits {
+			continue
+		}
+		if found >= 0 {
+			return "", "its arguments fit more than one tool (" + strconv.Quote(t.specs[found].Name) + " and " + strconv.Quote(s.Name) + ")"
+		}
+		found = i
+	}
+	if found < 0 {
+		return "", "its arguments fit none of the available tools (" + t.list() + ")"
+	}
+	return t.specs[found].Name, ""
 }

@@ -25,6 +25,11 @@ var wrappers = []wrapper{
 	{"<tools>", "</tools>", "", ""},
 	{"<response>", "</response>", "", ""},
 	{"<tool_call>", "</tool_call>", "", ""},
+	// a fence around a marked call, its closing fence maybe cut off
+	// (llama.cpp's Hermes parser reads ```xml and ```json blocks)
+	{"```xml", "```", "", ""},
+	{"```json", "```", "", ""},
+	{"```", "```", "", ""},
 }
 
 // maxWrapGap bounds the spaces looked at between a marker and its call.

@@ -20,6 +20,11 @@ type xmlParser struct {
 	*parser
 	o                                 *outcome
 	open, close, fn, fnEnd, par, pEnd *finder
+	// noFnCloserFrom: no </function> at or after this offset closes a
+	// function (see functionEnd); len(text)+1 until one search fails.
+	noFnCloserFrom int
+	// stale are empty <tool_call> blocks and stray closers.
+	stale []span
 }
 
 // parseXML finds Hermes <tool_call>{json}</tool_call> blocks and
@@ -35,6 +40,7 @@ func (p *parser) parseXML() *outcome {
 		open: p.finder(tagToolCall), close: p.finder(tagToolCallEnd),
 		fn: p.finder(tagFunction), fnEnd: p.finder(tagFunctionEnd),
 		par: p.finder(tagParameter), pEnd: p.finder(tagParameterEnd),
+		noFnCloserFrom: len(p.text) + 1,
 	}
 	text := p.text
 	for pos := 0; pos < len(text); {
@@ -62,6 +68,13 @@ func (p *parser) parseXML() *outcome {
 	if len(x.o.calls) == 0 && len(x.o.problems) == 0 && len(x.o.unmatched) == 0 {
 		return nil
 	}
+	if len(x.o.calls) > 0 {
+		// a </tool_call> opening the reply closes nothing: stale too
+		if j := x.skipSpace(0, len(text)); strings.HasPrefix(text[j:], tagToolCallEnd) {
+			x.stale = append(x.stale, span{j, j + len(tagToolCallEnd)})
+		}
+		x.o.cuts = append(x.o.cuts, x.stale...)
+	}
 	return x.o
 }
 
@@ -87,6 +100,11 @@ func (x *xmlParser) toolCallBlock(a int) int {
 		if _, ok := x.functions(i, end, true); !ok {
 			return bodyStart
 		}
+	case i >= end:
+		// an empty block: a stale tag left by the stream (Content loses
+		// it when the reply holds calls)
+		x.stale = append(x.stale, span{a, blockEnd})
+		return blockEnd
 	default:
 		return bodyStart // prose mentioning the tag
 	}
@@ -157,7 +175,7 @@ func (x *xmlParser) functions(i, limit int, inBlock bool) (int, bool) {
 		bodyStart := gt + 1
 		// The function ends at </function>, the next <function= or limit.
 		fend, next := limit, limit
-		if c := x.fnEnd.before(bodyStart, limit); c >= 0 {
+		if c := x.functionEnd(bodyStart, limit); c >= 0 {
 			fend, next = c, c+len(tagFunctionEnd)
 		}
 		if n := x.fn.before(bodyStart, fend); n >= 0 {
@@ -292,6 +310,44 @@ func (x *xmlParser) parameters(tool string, i, end int, cut bool) ([]byte, bool)
 		args = append(args, e.v...)
 	}
 	return append(args, '}'), true
+}
+
+// functionEnd finds the </function> that closes a function whose body
+// starts at i: the first one right after a </parameter> (or the body's
+// opening '>' or a JSON object's '}'), or followed by </tool_call>, the
+// next <tool_call> or <function=, or the end of limit. A </function> inside
+// a value (code that prints the tag) closes nothing. When none qualifies,
+// the first </function> does, as in vLLM's function regex. It returns -1
+// when there is no </function> before limit.
+func (x *xmlParser) functionEnd(i, limit int) int {
+	first := x.fnEnd.before(i, limit)
+	if first < 0 || i >= x.noFnCloserFrom {
+		return first
+	}
+	for c := first; c >= 0; c = x.fnEnd.before(c+len(tagFunctionEnd), limit) {
+		if x.closesFunction(i, c, limit) {
+			return c
+		}
+	}
+	x.noFnCloserFrom = i
+	return first
+}
+
+// closesFunction applies functionEnd's rule to the </function> at c.
+func (x *xmlParser) closesFunction(bodyStart, c, limit int) bool {
+	text := x.text
+	b := c
+	for b > bodyStart && isSpace(text[b-1]) {
+		b--
+	}
+	x.charge(c - b)
+	before := text[bodyStart:b]
+	if b == bodyStart || strings.HasSuffix(before, tagParameterEnd) || strings.HasSuffix(before, "}") {
+		return true
+	}
+	j := x.skipSpace(c+len(tagFunctionEnd), limit)
+	rest := text[j:limit]
+	return j >= limit || strings.HasPrefix(rest, tagToolCallEnd) || strings.HasPrefix(rest, tagToolCall) || strings.HasPrefix(rest, tagFunction)
 }
 
 // tagEnd finds the '>' closing a tag name that starts at i: within max
