@@ -299,6 +299,10 @@ type Limits struct {
 	// StuckNoNudge skips the first detection's nudge to the model and
 	// applies OnStuck at once.
 	StuckNoNudge bool `json:"stuck_no_nudge,omitempty"`
+	// StuckHeadless keeps looking for repetition across a person's
+	// messages, for unattended runs whose messages come from automation;
+	// by default a person's message starts stuck detection afresh.
+	StuckHeadless bool `json:"stuck_headless,omitempty"`
 	// ContextTokens is the model's context window; near it the
 	// conversation is condensed (zero: unknown, never condensed).
 	ContextTokens int `json:"context_tokens,omitempty"`

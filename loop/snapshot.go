@@ -20,6 +20,7 @@ type snapshot struct {
 	Decisions     map[string]ApprovalDecided `json:"decisions,omitempty"`
 	LimitWarnings map[string]bool            `json:"limit_warnings,omitempty"`
 	Recent        []stepRecord               `json:"recent,omitempty"`
+	CondensedRun  int                        `json:"condensed_in_row,omitempty"`
 	Turns         []turnRecord               `json:"turns,omitempty"`
 	PendingAnswer string                     `json:"pending_answer,omitempty"`
 	AnswerSeq     int64                      `json:"answer_seq,omitempty"`
@@ -47,7 +48,8 @@ type turnRecord struct {
 // Snapshot serialises the whole state (see RestoreState).
 func (s *State) Snapshot() ([]byte, error) {
 	sn := snapshot{Version: snapshotVersion, State: s, Conversation: s.Conversation, Decisions: s.Decisions,
-		LimitWarnings: s.LimitWarnings, PendingAnswer: s.PendingAnswer, AnswerSeq: s.answerSeq, WrappedUp: s.WrappedUp}
+		LimitWarnings: s.LimitWarnings, PendingAnswer: s.PendingAnswer, AnswerSeq: s.answerSeq, WrappedUp: s.WrappedUp,
+		CondensedRun: s.condensedInRow}
 	for _, r := range s.recent {
 		sn.Recent = append(sn.Recent, stepRecord{r.action, r.observation, r.text, r.errorResult, r.failed, r.empty})
 	}
@@ -72,6 +74,7 @@ func RestoreState(b []byte) (*State, error) {
 	}
 	s.Conversation, s.Decisions, s.LimitWarnings = sn.Conversation, sn.Decisions, sn.LimitWarnings
 	s.PendingAnswer, s.answerSeq, s.WrappedUp = sn.PendingAnswer, sn.AnswerSeq, sn.WrappedUp
+	s.condensedInRow = sn.CondensedRun
 	for _, r := range sn.Recent {
 		s.recent = append(s.recent, step{r.Action, r.Observation, r.Text, r.ErrorResult, r.Failed, r.Empty})
 	}

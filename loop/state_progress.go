@@ -15,14 +15,18 @@ type Progress struct {
 	Warnings        []Warning       `json:"warnings,omitempty"`
 	LimitWarnings   map[string]bool `json:"-"`
 
-	// recent holds the last finished iterations reduced for stuck detection.
-	recent []step
+	// recent holds the last finished iterations reduced for stuck
+	// detection, condensedInRow the condensations since the model last
+	// replied (watchForStuck keeps both).
+	recent         []step
+	condensedInRow int
 }
 
 // apply folds e; it is the iteration e belongs to (for iteration.ended,
 // already closed by History), n the current iteration's number and l the
 // session's limits.
 func (p *Progress) apply(e Event, it *Iteration, n int, l Limits) {
+	p.watchForStuck(e, it, l)
 	switch d := e.Data.(type) {
 	case *ToolFinished:
 		if len(d.Modified) > 0 {
@@ -30,21 +34,11 @@ func (p *Progress) apply(e Event, it *Iteration, n int, l Limits) {
 			p.LastModifiedIteration = n
 		}
 	case *MessageAdded:
-		if d.Kind == KindUser {
-			p.recent = p.recent[:0] // a person spoke: repetition before it no longer counts
-		}
 		if d.Key != "" {
 			if p.LimitWarnings == nil {
 				p.LimitWarnings = map[string]bool{}
 			}
 			p.LimitWarnings[d.Key] = true
-		}
-	case *IterationEnded:
-		if it != nil && it.N == d.N {
-			if len(p.recent) >= recentCap(l) {
-				p.recent = append(p.recent[:0], p.recent[1:]...)
-			}
-			p.recent = append(p.recent, stepOf(it))
 		}
 	case *StuckDetected:
 		p.StuckDetections++

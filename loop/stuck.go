@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -35,14 +36,19 @@ func StuckDescription(pattern string) string {
 		return "the same two tool calls back and forth"
 	case PatternFailedIterations:
 		return "steps that fail"
+	case PatternCondensationLoop:
+		return "condensing the conversation without it fitting"
 	}
 	return "the same steps"
 }
 
-// step is one iteration reduced to what repetition detection compares.
+// step is one iteration reduced to what repetition detection compares:
+// what the model was shown, not the record's other fields (call ids,
+// durations, the files a call changed), and with the identifiers that
+// differ on every run masked (see shown).
 type step struct {
-	action      string // tool calls (name + compact args), or "" for a text reply
-	observation string // tool outputs
+	action      string // tool calls (name + canonical args), or "" for a text reply
+	observation string // tool results as the model saw them
 	text        string // assistant text when there were no tool calls
 	errorResult bool   // every call's result reports an error (a non-zero exit counts)
 	failed      bool   // the model call failed, or no call could run
@@ -56,9 +62,9 @@ func stepOf(it *Iteration) step {
 	for _, c := range it.ToolCalls {
 		act.WriteString(c.Name)
 		act.WriteByte('(')
-		act.Write(compactJSON(c.Input))
+		act.Write(canonicalJSON(c.Input))
 		act.WriteString(");")
-		obs.WriteString(c.Output)
+		obs.WriteString(shown(c))
 		obs.WriteByte(0)
 		if c.Status == ToolError {
 			errs++
@@ -85,11 +91,105 @@ func stepOf(it *Iteration) step {
 	return st
 }
 
+// shown is a call's result as repetition detection compares it: the text
+// the model was shown (with whether it was marked an error), with the
+// identifiers that change on every run even when nothing else does
+// masked — timestamps, durations, process ids, addresses, UUIDs and long
+// hexadecimal ids. Line numbers stay: a compiler error moving from line 3
+// to line 7 is progress. The result of a call the tool could not do (a
+// refusal, invalid arguments, a crash) has every number masked: it is the
+// tool's own message, whose numbers are positions and ids in the request,
+// and the same refusal is the same however they vary.
+func shown(c ToolCallRecord) string {
+	out := c.Output
+	if c.Status == ToolError {
+		out = "error: " + out
+	}
+	out = volatileRe.ReplaceAllStringFunc(out, func(m string) string {
+		if isPlainWord(m) {
+			return m
+		}
+		return "#"
+	})
+	if c.Failed {
+		out = numberRe.ReplaceAllString(out, "#")
+	}
+	return out
+}
+
+var (
+	// volatileRe matches what differs between two runs of the same call
+	// that did the same thing. The alternatives are tried in order at each
+	// position, longest forms first.
+	volatileRe = regexp.MustCompile(`(?i)` + strings.Join([]string{
+		`\b\d{4}-\d\d-\d\d[t ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:z|[+-]\d\d:?\d\d)?`, // 2026-11-29T04:56:13.5Z
+		`\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b`,                                       // 04:56:13.512
+		`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`,     // UUID
+		`\b0x[0-9a-f]+\b`,  // address
+		`\b[0-9a-f]{7,}\b`, // a hexadecimal id (a commit, a hash), if it has letters and digits
+		`\b(?:pid|process|request|req|trace|session|job|txn|command|cmd|id)[ _]?(?:id)?[ :=#]*\d[\w-]*`, // pid 4242, request id: 17, trace 3f2a
+		`\bgoroutine \d+`,
+		`\b\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m)\b`, // 0.012s, 35ms
+	}, "|"))
+	numberRe = regexp.MustCompile(`\d+`)
+)
+
+// isPlainWord reports whether m, matched as a hexadecimal id, is a word
+// or a plain number rather than an id: an id has letters and digits.
+func isPlainWord(m string) bool {
+	letters, digits := false, false
+	for _, r := range m {
+		switch {
+		case r >= '0' && r <= '9':
+			digits = true
+		case r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F':
+			letters = true
+		default:
+			return false // not a hexadecimal run: another alternative matched
+		}
+	}
+	return !(letters && digits)
+}
+
 // recentCap is how many finished iterations the state keeps reduced: the
 // longest pattern, alternation, spans 6.
 func recentCap(l Limits) int {
 	e, r := l.StuckThresholds()
 	return max(6, e, r)
+}
+
+// CondensationLoop is how many condensations in a row, with no model reply
+// between them, mean the session is stuck: condensing does not make the
+// conversation fit, and each try only condenses again.
+const CondensationLoop = 10
+
+// PatternCondensationLoop: CondensationLoop condensations in a row.
+const PatternCondensationLoop = "condensation_loop"
+
+// watchForStuck folds e into what stuck detection looks at: the finished
+// iterations since a person last wrote, and the condensations since the
+// model last replied. With Limits.StuckHeadless a person's message starts
+// no new window: in an unattended run messages come from automation
+// (a "please continue"), and a loop around them is still a loop.
+func (p *Progress) watchForStuck(e Event, it *Iteration, l Limits) {
+	switch d := e.Data.(type) {
+	case *MessageAdded:
+		if d.Kind == KindUser && !l.StuckHeadless {
+			p.recent = p.recent[:0] // a person spoke: repetition before it no longer counts
+			p.condensedInRow = 0
+		}
+	case *ModelResponded:
+		p.condensedInRow = 0
+	case *ConversationCondensed:
+		p.condensedInRow++
+	case *IterationEnded:
+		if it != nil && it.N == d.N {
+			if len(p.recent) >= recentCap(l) {
+				p.recent = append(p.recent[:0], p.recent[1:]...)
+			}
+			p.recent = append(p.recent, stepOf(it))
+		}
+	}
 }
 
 func (s *State) steps() []step { return s.recent }
@@ -105,10 +205,32 @@ func compactJSON(b json.RawMessage) []byte {
 	return buf.Bytes()
 }
 
-// DetectStuck looks at the iterations since the person last wrote for
-// repetition a careful person would call stuck: the same call with the
-// same result (a changing result is progress), the same reply, empty
-// replies, two calls back and forth, or steps that keep failing to run.
+// canonicalJSON is b with insignificant whitespace removed and object keys
+// sorted, so two calls the model wrote differently but that mean the same
+// compare equal; b itself when it is not valid JSON.
+func canonicalJSON(b json.RawMessage) []byte {
+	if len(b) == 0 || b[0] != '{' {
+		return compactJSON(b)
+	}
+	var v any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if d.Decode(&v) != nil {
+		return compactJSON(b)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return compactJSON(b)
+	}
+	return out
+}
+
+// DetectStuck looks at the iterations since the person last wrote (since
+// the start, with Limits.StuckHeadless) for repetition a careful person
+// would call stuck: the same call with the same result (a changing result
+// is progress), the same reply, empty replies, two calls back and forth,
+// steps that keep failing to run, or condensing again and again with no
+// model reply between.
 // It returns the pattern, a description for the model and the reason to
 // stop with, or ok=false.
 func (s *State) DetectStuck() (pattern, detail string, reason StopReason, ok bool) {
@@ -133,6 +255,10 @@ func (s *State) DetectStuck() (pattern, detail string, reason StopReason, ok boo
 	}
 	samePair := func(a, b step) bool { return a.action != "" && a.action == b.action && a.observation == b.observation }
 	errorRepeats, repeats := s.Limits.StuckThresholds()
+
+	if s.condensedInRow >= CondensationLoop {
+		return PatternCondensationLoop, fmt.Sprintf("the conversation was condensed %d times in a row without a model reply between", s.condensedInRow), ReasonStuck, true
+	}
 
 	if xs := last(errorRepeats); same(xs, samePair) && xs[0].errorResult {
 		return PatternRepeatedError, fmt.Sprintf("the call %s gave the same error %d times in a row", short(xs[0].action), errorRepeats), ReasonStuck, true
