@@ -326,6 +326,8 @@ func TestOpenAPIResponsesMatchTheSpec(t *testing.T) {
 	call("GET /v1/sessions/{id}/usage", "/v1/sessions/"+id+"/usage", "", "", 200)
 	call("GET /v1/sessions/{id}/diff", "/v1/sessions/"+id+"/diff", "", "", 200)
 	call("GET /v1/sessions/{id}/verification", "/v1/sessions/"+id+"/verification", "", "", 200)
+	call("POST /v1/sessions/{id}/follow-up", "/v1/sessions/"+id+"/follow-up", "", "", 409) // it passed: nothing left
+	call("POST /v1/sessions/{id}/follow-up", "/v1/sessions/"+id+"/follow-up", "", `{"task":"tidy up"}`, 201)
 	types := eventTypes(t, call(opEvents, "/v1/sessions/"+id+"/events?limit=1000", "", "", 200))
 	for _, want := range []string{"session.started", "plan.updated", "memory.set", "tool.finished", "verification.finished", "session.ended"} {
 		if !types[want] {

@@ -187,6 +187,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/sessions/{id}/reply", s.auth(s.reply))
 	m.HandleFunc("POST /v1/sessions/{id}/messages", s.auth(s.reply))
 	m.HandleFunc("POST /v1/sessions/{id}/approvals/{call}", s.auth(s.decide))
+	m.HandleFunc("POST /v1/sessions/{id}/follow-up", s.auth(s.followUp))
 	m.HandleFunc("/", s.noRoute)
 	if s.cfg.UI != nil {
 		m.Handle("GET /{$}", s.cfg.UI)

@@ -31,6 +31,12 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	s.start(w, r, req)
+}
+
+// start starts the session a request asks for, as the caller of r: the
+// one path from a start request to a running session.
+func (s *Server) start(w http.ResponseWriter, r *http.Request, req api.StartRequest) {
 	c := callerOf(r.Context())
 	d := s.cfg.Defaults
 	task, err := assemble.StartDefaults{Model: d.Model, FallbackModels: d.FallbackModels, Endpoint: d.Endpoint, Profile: d.Profile, Approval: d.Approval,
