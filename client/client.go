@@ -88,6 +88,14 @@ func (c *Client) Start(ctx context.Context, req api.StartRequest) (api.Created, 
 	return out, c.do(ctx, "POST", "/v1/sessions", req, &out)
 }
 
+// FollowUp starts a session that finishes what the ended session id
+// left; req may give its task, model or limits (the rest is the ended
+// session's).
+func (c *Client) FollowUp(ctx context.Context, id string, req api.StartRequest) (api.Created, error) {
+	var out api.Created
+	return out, c.do(ctx, "POST", "/v1/sessions/"+url.PathEscape(id)+"/follow-up", req, &out)
+}
+
 // Get reads a session's state into state, as encoding/json decodes it:
 // a *loop.State for the whole typed state, a *api.Summary for its
 // header, or a map.

@@ -142,12 +142,14 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 	limit := fs.Int("limit", 50, "at most this many sessions")
 	events := fs.Bool("events", false, "print the raw event log as JSON lines")
 	argsJSON := fs.String("args", "", "replace the call's arguments with this JSON (approve)")
+	followTask := fs.String("task", "", "the follow-up's task (follow-up; default: what the ended session left)")
+	followModel := fs.String("model", "", "the follow-up's model (follow-up; default: the ended session's)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	ctx := context.Background()
 	rest := fs.Args()
-	need := map[string]int{"show": 1, "resume": 1, "reply": 2, "pause": 1, "terminate": 1, "delete": 1, "approve": 3, "deny": 3}
+	need := map[string]int{"follow-up": 1, "show": 1, "resume": 1, "reply": 2, "pause": 1, "terminate": 1, "delete": 1, "approve": 3, "deny": 3}
 	if n, ok := need[sub]; ok && len(rest) < n {
 		fmt.Fprintf(stderr, "agentloop sessions %s: missing arguments (see agentloop sessions -h)\n", sub)
 		return exitUsage
@@ -217,6 +219,13 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 		}
 		printApprovals(states, "", stdout, stderr) // AGENTLOOP_SERVER or --server reaches it again
 		return 0
+	case "follow-up":
+		created, err := c.FollowUp(ctx, rest[0], api.StartRequest{Task: *followTask, Model: *followModel})
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		fmt.Fprintf(stderr, "Follow-up of %s: session %s\n", rest[0], created.ID)
+		return followRemote(c, created.ID, 0, 0, *jsonOut, stdout, stderr)
 	case "delete":
 		if err := c.Delete(ctx, rest[0]); err != nil {
 			return fail(stderr, "%v", err)

@@ -22,7 +22,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	subs := map[string]func([]string, io.Writer, io.Writer) int{
 		"list": sessionsList, "show": sessionsShow, "resume": sessionsResume, "terminate": sessionsTerminate, "pause": sessionsPause, "delete": sessionsDelete,
 		"reply": sessionsReply, "approvals": sessionsApprovals, "approve": sessionsApprove, "deny": sessionsDeny,
-		"recover": sessionsRecover,
+		"recover": sessionsRecover, "follow-up": sessionsFollowUp,
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, `Usage: agentloop sessions <command> [flags]
@@ -38,6 +38,8 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
   approvals [ID]                list tool calls waiting for approval
   approve ID CALL HASH          approve a tool call (--args JSON to change its arguments)
   deny ID CALL HASH ["reason"]  deny a tool call; the model sees the reason
+  follow-up ID                  start a session that finishes what an ended one left: its plan's
+                                unfinished steps and failing checks, in the same workspace
   terminate ID ["reason"]       end a session: completed_by_user (→ completed), failed (→ failed),
                                 different_approach (→ terminated), stuck (→ error), or any text (→ terminated)
 
