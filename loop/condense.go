@@ -19,8 +19,13 @@ const ReasonContextExhausted StopReason = "context_exhausted"
 // ConversationCondensed shrinks the conversation (the fold applies it, so
 // the log says exactly what the model saw afterwards): first the results
 // of old tool calls are cut to a stub, then, if that is not enough, the
-// oldest turns after the task are replaced by a summary.
+// oldest turns after the task are replaced by a summary — written by a
+// model (By "model", see condense_model.go) or a digest of the calls and
+// their first lines (By "digest"). The summary text is recorded, so a
+// replay never calls a model again.
 type ConversationCondensed struct {
+	// Iteration is the iteration whose model call needed the room.
+	Iteration int `json:"iteration,omitempty"`
 	// ShortenedBefore: tool results before this conversation index are
 	// replaced by a stub saying how long they were.
 	ShortenedBefore int `json:"shortened_before,omitempty"`
@@ -31,7 +36,29 @@ type ConversationCondensed struct {
 	Summary      string `json:"summary,omitempty"`
 	TokensBefore int    `json:"tokens_before"`
 	TokensAfter  int    `json:"tokens_after"`
+	// By is how Summary was written: CondensedByModel or CondensedByDigest
+	// (empty: nothing was dropped, or a log from before models summarised).
+	By string `json:"by,omitempty"`
+	// Asked is set when a model was called for the summary, Model when
+	// that was not the session's own (Limits.CondenseModel); Usage and
+	// CostUSD are that call's, counted in the session's usage and budgets,
+	// failed or not. A call to the session's own model counts among its
+	// model calls (State.InteractionCount).
+	Asked   bool        `json:"asked,omitempty"`
+	Model   string      `json:"model,omitempty"`
+	Usage   model.Usage `json:"usage,omitzero"`
+	CostUSD float64     `json:"cost_usd,omitempty"`
+	// SummaryError says why a summary by model was wanted but the digest
+	// was used: the call failed, the reply was empty or too long, or the
+	// budget could not pay for it.
+	SummaryError string `json:"summary_error,omitempty"`
 }
+
+// How a condensation's summary was written.
+const (
+	CondensedByModel  = "model"
+	CondensedByDigest = "digest"
+)
 
 // EventType implements Payload.
 func (*ConversationCondensed) EventType() EventType { return TypeConversationCondensed }
@@ -80,16 +107,22 @@ func (s *Session) fitContext(ctx context.Context) (bool, error) {
 	var c *ConversationCondensed
 	after := before
 	for keep := keepTurns; keep >= 1 && after > budget; keep-- {
-		c = &ConversationCondensed{TokensBefore: before, ShortenedBefore: turnStart(st.Conversation, keep)}
+		c = &ConversationCondensed{Iteration: st.CurrentIteration, TokensBefore: before, ShortenedBefore: turnStart(st.Conversation, keep)}
 		conv := condensed(st.Conversation, c)
 		after = s.estimateTokens(conv)
 		if after > budget {
 			from, to := firstTurn(conv), turnStart(conv, keep)
 			if to > from {
-				c.DroppedFrom, c.DroppedTo, c.Summary = from, to, digest(conv[from:to])
+				c.DroppedFrom, c.DroppedTo, c.Summary, c.By = from, to, digest(conv[from:to]), CondensedByDigest
 				after = s.estimateTokens(condensed(st.Conversation, c))
 			}
 		}
+	}
+	if c.By != "" && after < before && st.Limits.Condense == CondensedByModel {
+		if err := s.commitFor(ctx, effectModelCall); err != nil {
+			return false, err
+		}
+		after = s.summarise(ctx, c, after, budget)
 	}
 	c.TokensAfter = after
 	if after < before {
@@ -151,7 +184,7 @@ func turnStart(conv []model.Message, k int) int {
 // result, and the first line of what the model said.
 func digest(msgs []model.Message) string {
 	var b strings.Builder
-	b.WriteString("Summary of earlier steps, condensed to save context:\n")
+	b.WriteString(digestSummaryHeader)
 	results := map[string]string{}
 	for _, m := range msgs {
 		if m.Role == model.RoleTool {

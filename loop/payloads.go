@@ -306,6 +306,13 @@ type Limits struct {
 	// ContextTokens is the model's context window; near it the
 	// conversation is condensed (zero: unknown, never condensed).
 	ContextTokens int `json:"context_tokens,omitempty"`
+	// Condense is how dropped turns are summarised when the conversation
+	// nears the window: "digest" (the default: a list of the calls and
+	// first lines, no model call) or "model" (a model writes a summary;
+	// the digest if that call fails). CondenseModel is the model that
+	// writes it (PROVIDER/NAME); empty: the session's own.
+	Condense      string `json:"condense,omitempty"`
+	CondenseModel string `json:"condense_model,omitempty"`
 	// MaxOutputTokens caps each call's output (the request's max tokens).
 	// Zero leaves it to the provider, or under a token or cost budget
 	// DefaultMaxOutputTokens, so that a call's cost is bounded before it

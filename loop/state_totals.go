@@ -36,5 +36,7 @@ func (t *Totals) apply(e Event) {
 		t.LastInteractionAt = e.Time
 	case *ToolStarted:
 		t.ToolCallCount++
+	case *ConversationCondensed:
+		t.condensed(e, d)
 	}
 }
