@@ -13,15 +13,67 @@ import (
 // fencedLog is the runner's view of the store: every append of a session
 // this process owns carries its lease token, so nothing is recorded after
 // the lease passed to another process.
+//
+// A session being started (startTaking) has no lease yet: its first
+// append takes it, in the same commit (store.LeaseStarter).
 type fencedLog struct {
 	st store.Store
 	mu sync.Mutex
 	// leases are the sessions owned here, by ID.
 	leases map[string]store.Lease
+	// taking are the sessions whose first append takes their lease, by
+	// ID.
+	taking map[string]takeLease
+}
+
+// takeLease is the lease a session's first append takes.
+type takeLease struct {
+	owner string
+	ttl   time.Duration
 }
 
 func newFencedLog(st store.Store) *fencedLog {
-	return &fencedLog{st: st, leases: map[string]store.Lease{}}
+	return &fencedLog{st: st, leases: map[string]store.Lease{}, taking: map[string]takeLease{}}
+}
+
+// startTaking makes the next append of session id take its lease for
+// owner, when the store can do both in one commit; it reports whether it
+// can.
+func (l *fencedLog) startTaking(id, owner string, ttl time.Duration) bool {
+	if _, ok := l.st.(store.LeaseStarter); !ok {
+		return false
+	}
+	l.mu.Lock()
+	l.taking[id] = takeLease{owner: owner, ttl: ttl}
+	l.mu.Unlock()
+	return true
+}
+
+// stopTaking forgets a lease not taken (the session did not start).
+func (l *fencedLog) stopTaking(id string) {
+	l.mu.Lock()
+	delete(l.taking, id)
+	l.mu.Unlock()
+}
+
+// appendTaking appends a starting session's events taking its lease;
+// taken reports that the session was starting.
+func (l *fencedLog) appendTaking(ctx context.Context, events []loop.Event) (taken bool, err error) {
+	id := events[0].SessionID
+	l.mu.Lock()
+	t, ok := l.taking[id]
+	l.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	le, err := l.st.(store.LeaseStarter).AppendAcquiring(ctx, t.owner, t.ttl, events...)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.taking, id)
+	if err == nil {
+		l.leases[id] = le
+	}
+	return true, err
 }
 
 // asLog returns the log for the runner: an AsyncLog when the store can
@@ -54,6 +106,9 @@ func (l *fencedLog) Append(ctx context.Context, events ...loop.Event) error {
 	}
 	tok, ok := l.token(events[0].SessionID)
 	if !ok {
+		if taken, err := l.appendTaking(ctx, events); taken {
+			return err
+		}
 		return errNotOwned(events[0].SessionID)
 	}
 	return l.st.AppendFenced(ctx, tok, events...)
@@ -72,6 +127,10 @@ func (l asyncFencedLog) AppendAsync(ctx context.Context, events []loop.Event, do
 	}
 	tok, ok := l.token(events[0].SessionID)
 	if !ok {
+		if taken, err := l.appendTaking(ctx, events); taken {
+			done(err)
+			return
+		}
 		done(errNotOwned(events[0].SessionID))
 		return
 	}

@@ -306,3 +306,49 @@ func TestAControlTheOwnerLeftIsTakenOver(t *testing.T) {
 		}
 	}
 }
+
+// A session started here is owned here from its first event: its lease is
+// taken with session.started (one commit), another process cannot start
+// it again, and a start refused for a lease another process holds records
+// nothing.
+func TestStartTakesTheLeaseWithTheStart(t *testing.T) {
+	ctx := t.Context()
+	open := sharedFile(t)
+	a := newService(t, open(), busy(5*time.Millisecond), "proc-a")
+	bStore := open()
+	b := newService(t, bStore, busy(5*time.Millisecond), "proc-b")
+	task := func(id string) loop.Task {
+		return loop.Task{ID: id, Prompt: "go", Mode: loop.ModeSelfReasoning, Limits: &loop.Limits{MaxIterations: busySteps}}
+	}
+
+	started, err := a.Start(ctx, acme(all...), task("owned"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := bStore.LeasesOf(ctx, "owned")
+	if err != nil || held["owned"].Owner != "proc-a" {
+		t.Fatalf("lease of a started session: %+v %v, want proc-a's", held, err)
+	}
+	if _, err := b.Start(ctx, acme(all...), task("owned")); !errors.Is(err, service.ErrConflict) {
+		t.Fatalf("another process starting the same ID: %v, want ErrConflict", err)
+	}
+
+	if _, err := bStore.Acquire(ctx, "taken", "proc-b", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Start(ctx, acme(all...), task("taken")); !errors.Is(err, service.ErrConflict) || !strings.Contains(err.Error(), "runs elsewhere") {
+		t.Fatalf("starting an ID whose lease another process holds: %v, want ErrConflict (runs elsewhere)", err)
+	}
+	if _, err := bStore.Load(ctx, "taken"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a refused start left events: %v", err)
+	}
+
+	// The session started first still runs under its lease and stops cleanly.
+	if _, err := a.Terminate(ctx, acme(all...), started.ID, "done"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := started.Session.Wait(ctx)
+	if err != nil || st.Status != loop.StatusTerminated {
+		t.Fatalf("after terminate: %v %v", st.Status, err)
+	}
+}

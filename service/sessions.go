@@ -45,15 +45,29 @@ func (s *Service) Start(ctx context.Context, c Caller, task loop.Task) (*Started
 		}
 		return started, err
 	}
-	if err := s.own(ctx, task.ID); err != nil {
-		if errors.Is(err, store.ErrLeaseHeld) {
-			return nil, conflict("session %s already exists and runs elsewhere", task.ID)
+	// The lease is taken by the commit that records session.started when
+	// the store can do both at once (one commit fewer per session), else
+	// first.
+	if _, here := s.runner.Session(task.ID); !here {
+		if err := s.letGo(ctx, task.ID); err != nil {
+			return nil, err
 		}
-		return nil, err
+	}
+	if !s.log.startTaking(task.ID, s.cfg.Owner, s.cfg.LeaseTTL) {
+		if err := s.own(ctx, task.ID); err != nil {
+			if errors.Is(err, store.ErrLeaseHeld) {
+				return nil, conflict("session %s already exists and runs elsewhere", task.ID)
+			}
+			return nil, err
+		}
 	}
 	sess, err := s.runner.Start(s.sessionContext(), task)
 	if err != nil {
+		s.log.stopTaking(task.ID)
 		s.disown(task.ID)
+		if errors.Is(err, store.ErrLeaseHeld) {
+			return nil, conflict("session %s already exists and runs elsewhere", task.ID)
+		}
 		if errors.Is(err, loop.ErrSeqConflict) {
 			return nil, conflict("session %s already exists", task.ID)
 		}

@@ -53,6 +53,19 @@ type Leases interface {
 	LeasesOf(ctx context.Context, ids ...string) (map[string]Lease, error)
 }
 
+// LeaseStarter is a store that takes a session's lease in the transaction
+// that appends its events: one commit where Acquire and then AppendFenced
+// make two. The service starts sessions with it when the store has it.
+type LeaseStarter interface {
+	// AppendAcquiring appends events, all of one session, and takes that
+	// session's lease for owner until now+ttl, atomically: both or
+	// neither. The lease is granted as Acquire grants it (ErrLeaseHeld,
+	// wrapped, while another owner's lease is live) and the events are
+	// checked as Append checks them (loop.ErrSeqConflict); when either
+	// fails, nothing is written.
+	AppendAcquiring(ctx context.Context, owner string, ttl time.Duration, events ...loop.Event) (Lease, error)
+}
+
 // ControlKind is what a person asked a session to do.
 type ControlKind string
 

@@ -18,19 +18,29 @@ func (s *Store) Acquire(ctx context.Context, id, owner string, ttl time.Duration
 	if s.closed {
 		return store.Lease{}, fmt.Errorf("memory store: acquire session %s: %w", id, store.ErrClosed)
 	}
+	cur, err := s.grantLocked(id, owner, ttl)
+	if err != nil {
+		return store.Lease{}, err
+	}
+	s.tokens[id] = max(s.tokens[id], cur.Token)
+	s.leases[id] = cur
+	return cur, nil
+}
+
+// grantLocked is the lease Acquire would grant owner, or ErrLeaseHeld;
+// it changes nothing (a new holder's token is s.tokens[id]+1). s.mu held.
+func (s *Store) grantLocked(id, owner string, ttl time.Duration) (store.Lease, error) {
 	now := s.clock()
 	cur, ok := s.leases[id]
 	switch {
 	case ok && cur.Owner == owner && cur.Expires.After(now):
 		cur.Expires = now.Add(ttl) // the holder renews; same token
+		return cur, nil
 	case ok && cur.Expires.After(now):
 		return store.Lease{}, fmt.Errorf("session %s is held by %s until %s: %w", id, cur.Owner, cur.Expires.Format(time.RFC3339), store.ErrLeaseHeld)
 	default:
-		s.tokens[id]++
-		cur = store.Lease{SessionID: id, Owner: owner, Token: s.tokens[id], Expires: now.Add(ttl)}
+		return store.Lease{SessionID: id, Owner: owner, Token: s.tokens[id] + 1, Expires: now.Add(ttl)}, nil
 	}
-	s.leases[id] = cur
-	return cur, nil
 }
 
 // Renew extends a lease still held.

@@ -81,6 +81,42 @@ func (s *Store) append(ctx context.Context, token int64, fenced bool, events []l
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.appendLocked(runs, token, fenced)
+}
+
+// AppendAcquiring appends events of one session and takes its lease,
+// both or neither; see store.LeaseStarter.
+func (s *Store) AppendAcquiring(ctx context.Context, owner string, ttl time.Duration, events ...loop.Event) (store.Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return store.Lease{}, err
+	}
+	runs, err := appendcheck.Split(events)
+	if err != nil {
+		return store.Lease{}, err
+	}
+	if len(runs) != 1 {
+		return store.Lease{}, fmt.Errorf("memory store: append and acquire: %d sessions' events given, want one session's", len(runs))
+	}
+	id := runs[0].SessionID
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.Lease{}, fmt.Errorf("memory store: append to session %s: %w", id, store.ErrClosed)
+	}
+	le, err := s.grantLocked(id, owner, ttl)
+	if err != nil {
+		return store.Lease{}, err
+	}
+	if err := s.appendLocked(runs, 0, false); err != nil {
+		return store.Lease{}, err
+	}
+	s.tokens[id] = max(s.tokens[id], le.Token)
+	s.leases[id] = le
+	return le, nil
+}
+
+// appendLocked appends runs, fenced by token when fenced; s.mu held.
+func (s *Store) appendLocked(runs []appendcheck.Run, token int64, fenced bool) error {
 	if s.closed {
 		return fmt.Errorf("memory store: append to session %s: %w", runs[0].SessionID, store.ErrClosed)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/internal/appendq"
 )
 
 // Leases and controls run in transactions of their own on the pool: the
@@ -20,36 +21,44 @@ func (s *Store) Acquire(ctx context.Context, id, owner string, ttl time.Duration
 	if err := s.checkOpen("acquire session " + id); err != nil {
 		return store.Lease{}, err
 	}
-	var out store.Lease
+	a := &appendq.Acquisition{Owner: owner, TTL: ttl}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO leases (session_id, owner, token, expires_at) VALUES ($1, '', 0, 'epoch') ON CONFLICT (session_id) DO NOTHING`, id); err != nil {
-			return s.errf("lease of %s: %w", id, err)
-		}
-		var cur store.Lease
-		if err := tx.QueryRow(ctx, `SELECT owner, token, expires_at FROM leases WHERE session_id = $1 FOR UPDATE`, id).Scan(&cur.Owner, &cur.Token, &cur.Expires); err != nil {
-			return s.errf("read lease of %s: %w", id, err)
-		}
-		now := s.opts.clock()
-		live := cur.Expires.After(now)
-		switch {
-		case live && cur.Owner == owner:
-			out = store.Lease{SessionID: id, Owner: owner, Token: cur.Token, Expires: now.Add(ttl)}
-		case live:
-			return fmt.Errorf("session %s is held by %s until %s: %w", id, cur.Owner, cur.Expires.UTC().Format(time.RFC3339), store.ErrLeaseHeld)
-		default:
-			out = store.Lease{SessionID: id, Owner: owner, Token: cur.Token + 1, Expires: now.Add(ttl)}
-		}
-		_, err := tx.Exec(ctx, `UPDATE leases SET owner = $2, token = $3, expires_at = $4 WHERE session_id = $1`, id, owner, out.Token, encodeTime(out.Expires))
-		if err != nil {
-			return s.errf("write lease of %s: %w", id, err)
-		}
-		return nil
+		reqErr, fatal := s.grant(ctx, tx, id, a)
+		return errors.Join(reqErr, fatal)
 	})
 	if err != nil {
 		return store.Lease{}, err
 	}
-	out.Expires = encodeTime(out.Expires)
-	return out, nil
+	return store.Lease{SessionID: id, Owner: owner, Token: a.Token, Expires: a.Expires}, nil
+}
+
+// grant takes the lease of session id for a.Owner inside tx, setting a's
+// token and expiry, or fails with ErrLeaseHeld (reqErr) while another
+// owner's lease is live. The lease row is locked (FOR UPDATE) until tx
+// ends: two servers acquiring at once are served one after the other.
+func (s *Store) grant(ctx context.Context, tx pgx.Tx, id string, a *appendq.Acquisition) (reqErr, fatal error) {
+	if _, err := tx.Exec(ctx, `INSERT INTO leases (session_id, owner, token, expires_at) VALUES ($1, '', 0, 'epoch') ON CONFLICT (session_id) DO NOTHING`, id); err != nil {
+		return nil, s.errf("lease of %s: %w", id, err)
+	}
+	var cur store.Lease
+	if err := tx.QueryRow(ctx, `SELECT owner, token, expires_at FROM leases WHERE session_id = $1 FOR UPDATE`, id).Scan(&cur.Owner, &cur.Token, &cur.Expires); err != nil {
+		return nil, s.errf("read lease of %s: %w", id, err)
+	}
+	now := s.opts.clock()
+	live := cur.Expires.After(now)
+	switch {
+	case live && cur.Owner == a.Owner:
+		a.Token = cur.Token // the holder renews; same token
+	case live:
+		return fmt.Errorf("session %s is held by %s until %s: %w", id, cur.Owner, cur.Expires.UTC().Format(time.RFC3339), store.ErrLeaseHeld), nil
+	default:
+		a.Token = cur.Token + 1
+	}
+	a.Expires = encodeTime(now.Add(a.TTL))
+	if _, err := tx.Exec(ctx, `UPDATE leases SET owner = $2, token = $3, expires_at = $4 WHERE session_id = $1`, id, a.Owner, a.Token, a.Expires); err != nil {
+		return nil, s.errf("write lease of %s: %w", id, err)
+	}
+	return nil, nil
 }
 
 // Renew extends a lease still held.

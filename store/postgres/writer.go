@@ -50,6 +50,27 @@ func (s *Store) AppendFencedAsync(ctx context.Context, token int64, events []loo
 	}
 }
 
+// AppendAcquiring appends events of one session and takes its lease in
+// the same transaction, both or neither; see store.LeaseStarter.
+func (s *Store) AppendAcquiring(ctx context.Context, owner string, ttl time.Duration, events ...loop.Event) (store.Lease, error) {
+	done := make(chan error, 1)
+	r, err := appendq.New(ctx, events, false, 0, done, nil)
+	if err != nil {
+		return store.Lease{}, err
+	}
+	if r == nil || len(r.Runs) != 1 {
+		return store.Lease{}, s.errf("append and acquire: want the events of one session")
+	}
+	r.Acquire = &appendq.Acquisition{Owner: owner, TTL: ttl}
+	if err := s.send(ctx, r); err != nil {
+		return store.Lease{}, err
+	}
+	if err := r.Wait(ctx, done); err != nil {
+		return store.Lease{}, err
+	}
+	return store.Lease{SessionID: r.Runs[0].SessionID, Owner: owner, Token: r.Acquire.Token, Expires: r.Acquire.Expires}, nil
+}
+
 func (s *Store) appendSync(ctx context.Context, events []loop.Event, fenced bool, token int64) error {
 	done := make(chan error, 1)
 	r, err := s.enqueue(ctx, events, done, nil, fenced, token)
@@ -64,16 +85,21 @@ func (s *Store) enqueue(ctx context.Context, events []loop.Event, done chan<- er
 	if err != nil || r == nil {
 		return nil, err
 	}
+	return r, s.send(ctx, r)
+}
+
+// send hands a request to the writer.
+func (s *Store) send(ctx context.Context, r *request) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return nil, s.errf("append to session %s: %w", r.Runs[0].SessionID, store.ErrClosed)
+		return s.errf("append to session %s: %w", r.Runs[0].SessionID, store.ErrClosed)
 	}
 	select {
 	case s.reqs <- r:
-		return r, nil
+		return nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 }
 
@@ -219,7 +245,7 @@ func (w *writer) connection(ctx context.Context) (*pgxpool.Conn, error) {
 func (w *writer) oneTrip() bool {
 	planned := map[string]int64{}
 	for _, r := range w.taken {
-		if len(r.Runs) != 1 {
+		if len(r.Runs) != 1 || r.Acquire != nil {
 			return false
 		}
 		run := r.Runs[0]
@@ -333,7 +359,7 @@ type queuedAppend struct {
 }
 
 func (p *pipeline) add(ctx context.Context, i int, r *request) error {
-	if len(r.Runs) == 1 {
+	if len(r.Runs) == 1 && r.Acquire == nil {
 		run := r.Runs[0]
 		sum, ok := p.planned[run.SessionID]
 		if !ok {
@@ -495,9 +521,39 @@ func readAppends(br pgx.BatchResults, runs []appendcheck.Run) (written []bool, e
 	return written, nil
 }
 
+// writeAcquiring writes a request that takes its session's lease with it
+// (AppendAcquiring): the lease as Acquire takes it and the append fenced
+// by the new token, under a savepoint, so that a refusal of either leaves
+// nothing of both.
+func (w *writer) writeAcquiring(ctx context.Context, tx pgx.Tx, r *request, wrote []bool) (reqErr, fatal error) {
+	if _, err := tx.Exec(ctx, "SAVEPOINT acquire"); err != nil {
+		return nil, w.s.errf("savepoint: %w", err)
+	}
+	id, a := r.Runs[0].SessionID, r.Acquire
+	reqErr, fatal = w.s.grant(ctx, tx, id, a)
+	if reqErr == nil && fatal == nil {
+		r.Fenced, r.Token = true, a.Token
+		reqErr, fatal = w.writeRequest(ctx, tx, r, wrote)
+	}
+	if fatal != nil {
+		return nil, fatal
+	}
+	q := "RELEASE SAVEPOINT acquire"
+	if reqErr != nil {
+		q = "ROLLBACK TO SAVEPOINT acquire"
+	}
+	if _, err := tx.Exec(ctx, q); err != nil {
+		return nil, w.s.errf("%s: %w", q, err)
+	}
+	return reqErr, nil
+}
+
 // writeRequest writes one request inside tx: its own error (conflict, lost
 // lease) leaves the batch alone; a fatal error fails the batch.
 func (w *writer) writeRequest(ctx context.Context, tx pgx.Tx, r *request, wrote []bool) (reqErr, fatal error) {
+	if r.Acquire != nil && !r.Fenced {
+		return w.writeAcquiring(ctx, tx, r, wrote)
+	}
 	if r.Fenced {
 		for _, run := range r.Runs {
 			// FOR SHARE: an Acquire elsewhere waits for this commit, so the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/internal/appendq"
 )
 
 // Leases and controls are written by the writer goroutine, each in a
@@ -18,33 +19,52 @@ import (
 
 // Acquire takes a session's lease; see store.Leases.
 func (s *Store) Acquire(ctx context.Context, id, owner string, ttl time.Duration) (store.Lease, error) {
-	var out store.Lease
+	a := &appendq.Acquisition{Owner: owner, TTL: ttl}
 	err := s.exec(ctx, "acquire session "+id, func(ctx context.Context, w *writer) error {
-		now := s.opts.clock()
-		var cur store.Lease
-		var expires int64
-		err := w.conn.QueryRowContext(ctx, `SELECT owner, token, expires_at FROM leases WHERE session_id = ?`, id).Scan(&cur.Owner, &cur.Token, &expires)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("sqlite store %s: read lease of %s: %w", s.path, id, err)
+		reqErr, fatal := w.grant(ctx, id, a)
+		if err := errors.Join(reqErr, fatal); err != nil {
+			return err
 		}
-		live := err == nil && time.Unix(0, expires).After(now)
-		switch {
-		case live && cur.Owner == owner:
-			out = store.Lease{SessionID: id, Owner: owner, Token: cur.Token, Expires: now.Add(ttl)}
-		case live:
-			return fmt.Errorf("session %s is held by %s until %s: %w", id, cur.Owner, time.Unix(0, expires).UTC().Format(time.RFC3339), store.ErrLeaseHeld)
-		default:
-			out = store.Lease{SessionID: id, Owner: owner, Token: cur.Token + 1, Expires: now.Add(ttl)}
-		}
-		_, err = w.conn.ExecContext(ctx, `INSERT INTO leases (session_id, owner, token, expires_at) VALUES (?, ?, ?, ?)
-ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at`,
-			id, owner, out.Token, out.Expires.UnixNano())
+		_, err := w.conn.ExecContext(ctx, upsertLeaseSQL, id, owner, a.Token, a.Expires.UnixNano())
 		if err != nil {
 			return fmt.Errorf("sqlite store %s: write lease of %s: %w", s.path, id, err)
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return store.Lease{}, err
+	}
+	return store.Lease{SessionID: id, Owner: owner, Token: a.Token, Expires: a.Expires}, nil
+}
+
+// upsertLeaseSQL writes a session's lease row.
+const upsertLeaseSQL = `INSERT INTO leases (session_id, owner, token, expires_at) VALUES (?, ?, ?, ?)
+ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at`
+
+// grant sets a's token and expiry to those of the lease of session id
+// that a.Owner may take now, inside the writer's transaction, or fails
+// with ErrLeaseHeld (the request's own error) while another owner's lease
+// is live. It writes nothing: the caller writes the lease row
+// (upsertLeaseSQL).
+func (w *writer) grant(ctx context.Context, id string, a *appendq.Acquisition) (reqErr, fatal error) {
+	now := w.clock()
+	var owner string
+	var token, expires int64
+	err := w.conn.QueryRowContext(ctx, `SELECT owner, token, expires_at FROM leases WHERE session_id = ?`, id).Scan(&owner, &token, &expires)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite store %s: read lease of %s: %w", w.path, id, err)
+	}
+	live := err == nil && time.Unix(0, expires).After(now)
+	switch {
+	case live && owner == a.Owner:
+		a.Token = token // the holder renews; same token
+	case live:
+		return fmt.Errorf("session %s is held by %s until %s: %w", id, owner, time.Unix(0, expires).UTC().Format(time.RFC3339), store.ErrLeaseHeld), nil
+	default:
+		a.Token = token + 1
+	}
+	a.Expires = now.Add(a.TTL)
+	return nil, nil
 }
 
 // Renew extends a lease still held.

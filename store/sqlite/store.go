@@ -192,6 +192,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		ckpt:     ckpt,
 	}
 	w.watchers = &s.watchers
+	w.clock = o.clock
 	go s.run()
 	return s, nil
 }
@@ -296,6 +297,29 @@ func checkWAL(ctx context.Context, db *sql.DB, path string) error {
 type request struct {
 	*appendq.Request
 	op func(ctx context.Context, w *writer) error
+}
+
+// AppendAcquiring appends events of one session and takes its lease in
+// the same transaction, both or neither; see store.LeaseStarter.
+func (s *Store) AppendAcquiring(ctx context.Context, owner string, ttl time.Duration, events ...loop.Event) (store.Lease, error) {
+	done := make(chan error, 1)
+	q, err := appendq.New(ctx, events, false, 0, done, nil)
+	if err != nil {
+		return store.Lease{}, err
+	}
+	if q == nil || len(q.Runs) != 1 {
+		return store.Lease{}, fmt.Errorf("sqlite store %s: append and acquire: want the events of one session", s.path)
+	}
+	q.Acquire = &appendq.Acquisition{Owner: owner, TTL: ttl}
+	r := &request{Request: q}
+	if err := s.send(ctx, r, "append to session "+q.Runs[0].SessionID); err != nil {
+		return store.Lease{}, err
+	}
+	if err := r.Wait(ctx, done); err != nil {
+		return store.Lease{}, err
+	}
+	a := q.Acquire
+	return store.Lease{SessionID: q.Runs[0].SessionID, Owner: owner, Token: a.Token, Expires: a.Expires}, nil
 }
 
 // Append writes events durably, all or nothing. See the package

@@ -131,6 +131,8 @@ type writer struct {
 
 	// watchers are notified after each commit, once per session written.
 	watchers *store.Watchers
+	// clock is the time leases are granted at.
+	clock func() time.Time
 
 	// file is the database file's identity when the writer began; the
 	// writer checks, at most once a second, that the path still names it.
@@ -384,6 +386,11 @@ func (w *writer) writeRequest(ctx context.Context, r *request, guessNew bool) (r
 			return fmt.Errorf("sqlite store %s: append to session %s with lease token %d (current %d): %w", w.path, run.SessionID, r.Token, tok, store.ErrLeaseLost), nil
 		}
 	}
+	if a := r.Acquire; a != nil {
+		if reqErr, fatal := w.grant(ctx, r.Runs[0].SessionID, a); reqErr != nil || fatal != nil {
+			return reqErr, fatal
+		}
+	}
 	guessed := false
 	sums, stored, reqErr, fatal := r.Position(
 		func(id string, fresh bool) (loop.Summary, error) {
@@ -442,6 +449,13 @@ func (w *writer) writeRequest(ctx context.Context, r *request, guessNew bool) (r
 	if savepoint {
 		if _, err := w.conn.ExecContext(ctx, "RELEASE append"); err != nil {
 			return nil, fmt.Errorf("sqlite store %s: release savepoint: %w", w.path, err)
+		}
+	}
+	if a := r.Acquire; a != nil {
+		// Written last: a request refused above has written nothing.
+		id := r.Runs[0].SessionID
+		if _, err := w.conn.ExecContext(ctx, upsertLeaseSQL, id, a.Owner, a.Token, a.Expires.UnixNano()); err != nil {
+			return nil, fmt.Errorf("sqlite store %s: write lease of %s: %w", w.path, id, err)
 		}
 	}
 	for i, run := range r.Runs {

@@ -139,6 +139,86 @@ func (s Suite) testAppendFenced(t *testing.T) {
 	}
 }
 
+// testAppendAcquiring holds a store that takes a new session's lease with
+// its first events (store.LeaseStarter) to both or neither: a refusal of
+// the lease writes no event, a refusal of the events takes no lease.
+func (s Suite) testAppendAcquiring(t *testing.T) {
+	st, clock := s.openClocked(t)
+	ls, ok := st.(store.LeaseStarter)
+	if !ok {
+		t.Skip("the store does not take a lease with an append (store.LeaseStarter)")
+	}
+	ctx := t.Context()
+	const ttl = 10 * time.Second
+	start := func(id string) loop.Event { return ev(id, 1, at(1), &loop.SessionStarted{Task: "acquiring " + id}) }
+
+	a, err := ls.AppendAcquiring(ctx, "A", ttl, start("n"), ev("n", 2, at(2), &loop.IterationStarted{N: 1}))
+	if err != nil || a.SessionID != "n" || a.Owner != "A" || a.Token < 1 || !a.Expires.Equal(clock.Now().Add(ttl)) {
+		t.Fatalf("append acquiring a new session: %+v %v", a, err)
+	}
+	if got := mustLoad(t, st, "n"); len(got) != 2 {
+		t.Fatalf("log: %d events, want 2", len(got))
+	}
+	held, err := st.LeasesOf(ctx, "n")
+	if err != nil || held["n"].Token != a.Token || held["n"].Owner != "A" {
+		t.Fatalf("lease stored: %+v %v, want token %d of A", held, err, a.Token)
+	}
+	// The lease fences as one Acquire gave.
+	if err := st.AppendFenced(ctx, a.Token, ev("n", 3, at(3), &loop.Warning{Code: "x", Message: "A"})); err != nil {
+		t.Fatalf("fenced append under the lease taken: %v", err)
+	}
+	if _, err := st.Acquire(ctx, "n", "B", ttl); !errors.Is(err, store.ErrLeaseHeld) {
+		t.Fatalf("acquire by another owner: %v, want ErrLeaseHeld", err)
+	}
+
+	// Another owner's live lease: refused, no event written.
+	if _, err := st.Acquire(ctx, "held", "B", ttl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ls.AppendAcquiring(ctx, "A", ttl, start("held")); !errors.Is(err, store.ErrLeaseHeld) {
+		t.Fatalf("append acquiring a session another owner holds: %v, want ErrLeaseHeld", err)
+	}
+	if _, err := st.Load(ctx, "held"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("load after a refused lease: %v, want ErrNotFound (nothing written)", err)
+	}
+
+	// Events that conflict with the log: refused, the lease left as it was.
+	if err := st.Append(ctx, start("exists")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ls.AppendAcquiring(ctx, "A", ttl, ev("exists", 1, at(5), &loop.SessionStarted{Task: "again"})); !errors.Is(err, loop.ErrSeqConflict) {
+		t.Fatalf("append acquiring over an existing session: %v, want ErrSeqConflict", err)
+	}
+	if held, err := st.LeasesOf(ctx, "exists"); err != nil || held["exists"].Owner == "A" && held["exists"].Expires.After(clock.Now()) {
+		t.Fatalf("lease after refused events: %+v %v, want none taken", held, err)
+	}
+
+	// An expired lease is taken over with a larger token; the old holder
+	// is fenced off.
+	clock.Advance(ttl + time.Second)
+	if _, err := st.Acquire(ctx, "later", "B", ttl); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := st.LeasesOf(ctx, "later")
+	clock.Advance(ttl + time.Second)
+	c, err := ls.AppendAcquiring(ctx, "A", ttl, start("later"))
+	if err != nil || c.Token <= old["later"].Token {
+		t.Fatalf("append acquiring an expired lease: %+v %v, want a token above %d", c, err, old["later"].Token)
+	}
+	if err := st.AppendFenced(ctx, old["later"].Token, ev("later", 2, at(2), &loop.IterationStarted{N: 1})); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("append by the old holder: %v, want ErrLeaseLost", err)
+	}
+	// Events of two sessions are refused whole.
+	if _, err := ls.AppendAcquiring(ctx, "A", ttl, start("two1"), start("two2")); err == nil {
+		t.Fatal("append acquiring two sessions' events: no error")
+	}
+	for _, id := range []string{"two1", "two2"} {
+		if _, err := st.Load(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("load %s after a refused two-session append: %v", id, err)
+		}
+	}
+}
+
 func (s Suite) testControls(t *testing.T) {
 	st := s.open(t)
 	ctx := t.Context()

@@ -70,6 +70,7 @@ func (s Suite) Run(t *testing.T) {
 		{"ResumeAfterSeq", s.testResumeAfterSeq},
 		{"Leases", s.testLeases},
 		{"AppendFenced", s.testAppendFenced},
+		{"AppendAcquiring", s.testAppendAcquiring},
 		{"Controls", s.testControls},
 		{"TenantAndDelete", s.testTenantAndDelete},
 		{"Keys", s.testKeys},

@@ -8,6 +8,7 @@ package appendq
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store/internal/appendcheck"
@@ -22,11 +23,24 @@ type Request struct {
 	// Fenced appends need Token to be the session's lease token.
 	Fenced bool
 	Token  int64
+	// Acquire, when set, takes the session's lease with the append
+	// (store.LeaseStarter); the writer fills in what it granted.
+	Acquire *Acquisition
 
 	state atomic.Int32
 	// Exactly one of done and notify receives the outcome.
 	done   chan<- error
 	notify func(error)
+}
+
+// Acquisition is a lease taken with an append: the owner and time to
+// live asked for, and the token and expiry the writer granted (read by
+// the caller once the request is answered without error).
+type Acquisition struct {
+	Owner   string
+	TTL     time.Duration
+	Token   int64
+	Expires time.Time
 }
 
 const (
