@@ -61,7 +61,11 @@ func (s *Session) endSession(e *SessionEnded, iterationError string) {
 
 // policy is the session's decision rules.
 func (s *Session) policy() policy {
-	return policy{texts: s.r.cfg.Texts, hasGate: s.env != nil && s.env.Gate != nil}
+	p := policy{texts: s.r.cfg.Texts}
+	if s.env != nil {
+		p.hasGate, p.tools, p.approval = s.env.Gate != nil, s.env.Tools, s.env.Approval
+	}
+	return p
 }
 
 // record applies and buffers a decision's events.
@@ -82,6 +86,8 @@ func (s *Session) perform(ctx context.Context, st Step) error {
 	case lookForStuck:
 		return s.perform(ctx, s.policy().stuck(s.state))
 	}
-	// callModel: the run loop makes the call (the iteration is open).
+	// callModel: the run loop makes the call (the iteration is open);
+	// runTool and rerunTool come only from toolCall, which runCalls
+	// performs.
 	return nil
 }

@@ -1,10 +1,13 @@
 package loop
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
 )
 
 // The policy decides; the executor (executor.go, step.go) performs and
@@ -28,6 +31,12 @@ const (
 	endForLimit
 	// lookForStuck asks the policy about repetition, with the events applied.
 	lookForStuck
+	// runTool runs the first pending call with Step.Input, its tool.started
+	// among the events.
+	runTool
+	// rerunTool runs the first pending call again with Step.Input: a crash
+	// interrupted it, and its tool is idempotent.
+	rerunTool
 )
 
 // Step is a decision: events to record, then at most one effect.
@@ -38,13 +47,57 @@ type Step struct {
 	Answer string
 	// Limit is why the session ends (endForLimit).
 	Limit Decision
+	// Input is the arguments the pending call runs with (runTool,
+	// rerunTool): the model's, a person's edit, or what the interrupted
+	// run was given.
+	Input json.RawMessage
 }
 
 // policy holds what the decisions need besides the state: the texts the
-// model is sent and whether a gate judges answers.
+// model is sent, whether a gate judges answers, the session's tools (to
+// validate a call and read what its tool declares) and its approval rule.
 type policy struct {
-	texts   Texts
-	hasGate bool
+	texts    Texts
+	hasGate  bool
+	tools    *tool.Registry
+	approval func(tool.Tool) Policy
+}
+
+// phase is what a running session does next, read from its state alone.
+// The run loop (Session.turn) and a stepwise driver (NextStep) both go by
+// phaseOf, so the two cannot disagree about where a session stands.
+type phase int
+
+const (
+	// phaseBoundary: between iterations — a person's messages, controls,
+	// stop conditions, then the next iteration.
+	phaseBoundary phase = iota
+	// phaseSettle: a final answer is recorded but not settled (a crash
+	// came between).
+	phaseSettle
+	// phaseModel: the open iteration's model call.
+	phaseModel
+	// phaseTools: the open iteration's calls that have no result yet.
+	phaseTools
+	// phaseIterationDone: every call of the open iteration has a result.
+	phaseIterationDone
+)
+
+// phaseOf is the phase of a running session in state st.
+func phaseOf(st *State) phase {
+	it := st.current()
+	open := it != nil && it.Status == IterationInProgress
+	switch {
+	case st.PendingAnswer != "" && !open:
+		return phaseSettle
+	case open && !it.Responded:
+		return phaseModel
+	case open && len(st.PendingCalls) > 0:
+		return phaseTools
+	case open:
+		return phaseIterationDone
+	}
+	return phaseBoundary
 }
 
 // iterationEnd is the one producer of iteration.ended: it closes the open
@@ -65,6 +118,88 @@ func sessionEnd(st *State, e *SessionEnded, iterationError string) []Payload {
 		status = IterationCompleted
 	}
 	return append(iterationEnd(st, status, iterationError, ""), e)
+}
+
+// terminated is the record of a person's termination: the calls without a
+// result get one saying they did not run, the open iteration fails, and
+// the session ends with the outcome the reason maps to.
+func terminated(st *State, reason string) []Payload {
+	out := make([]Payload, 0, len(st.PendingCalls)+2)
+	for _, c := range st.PendingCalls {
+		out = append(out, &ToolFinished{Iteration: st.CurrentIteration, CallID: c.ID, Name: c.Name, Output: "not run: the session was terminated", IsError: true, Refused: true})
+	}
+	status, why := TerminationOutcome(reason)
+	return append(out, sessionEnd(st, &SessionEnded{Status: status, Reason: why, Detail: reason, Answer: st.LastAnswer(), Partial: status != StatusCompleted}, "terminated: "+reason)...)
+}
+
+// toolCall decides the first pending call of the open iteration. A call a
+// crash interrupted (tool.started without a result) runs again only when
+// its tool declares itself idempotent; otherwise the model is told its
+// outcome is unknown. A call past the per-turn limit or the session's
+// tool-call budget, with arguments its schema rejects, or to a tool the
+// session does not allow is refused, and the model reads why. A call that
+// needs approval waits for a person until a decision for exactly these
+// arguments is recorded; then it runs (with their edit, if valid) or is
+// refused with their reason. Every other call runs.
+func (p policy) toolCall(st *State) Step {
+	call, it := st.PendingCalls[0], st.current()
+	refuse := func(msg string) Step {
+		return Step{Events: []Payload{&ToolFinished{Iteration: it.N, CallID: call.ID, Name: call.Name, Output: msg, IsError: true, Refused: true}}}
+	}
+	for _, open := range st.OpenToolCalls {
+		if open.CallID != call.ID {
+			continue
+		}
+		if t, ok := p.tools.Lookup(call.Name); ok && tool.IsIdempotent(t) {
+			return Step{Events: []Payload{&Warning{Code: WarnToolRerun, Message: fmt.Sprintf("re-running %s (call %s) after an interruption: the tool is idempotent", call.Name, call.ID)}},
+				Next: rerunTool, Input: open.Input}
+		}
+		return Step{Events: []Payload{&ToolFinished{Iteration: it.N, CallID: call.ID, Name: call.Name, Output: p.texts.UnknownOutcome(call.Name), IsError: true, Unknown: true}}}
+	}
+	position := 0
+	for i, c := range it.ToolCalls {
+		if c.ID == call.ID {
+			position = i + 1
+		}
+	}
+	if limit := st.Limits.MaxToolCallsPerTurn; limit > 0 && position > limit {
+		return refuse(fmt.Sprintf("refused: this reply asked for %d tool calls but at most %d run per turn; ask for the rest in your next reply", len(it.ToolCalls), limit))
+	}
+	if limit := st.Limits.BudgetToolCalls; limit > 0 && st.ToolCallCount >= limit {
+		return refuse(fmt.Sprintf("refused: the session's budget of %d tool calls is used up; give your final answer", limit))
+	}
+	if err := p.tools.Validate(call.Name, call.Arguments); err != nil {
+		return refuse(err.Error())
+	}
+	t, _ := p.tools.Lookup(call.Name)
+	input := call.Arguments
+	if p.approval != nil {
+		switch p.approval(t) {
+		case PolicyDeny:
+			return refuse(fmt.Sprintf("refused: the %s tool is not allowed in this session", call.Name))
+		case PolicyAsk:
+			hash := ArgsHash(call.Name, call.Arguments)
+			dec, decided := st.Decisions[call.ID]
+			if !decided || dec.ArgsHash != hash {
+				return Step{Events: []Payload{&ApprovalRequested{CallID: call.ID, Name: call.Name, Input: call.Arguments, ArgsHash: hash},
+					&SessionWaiting{Reason: ReasonApproval, Question: fmt.Sprintf("Allow %s %s?", call.Name, compactJSON(call.Arguments))}}}
+			}
+			if !dec.Approved {
+				why := "denied by the user"
+				if dec.Reason != "" {
+					why += ": " + dec.Reason
+				}
+				return refuse(why)
+			}
+			if len(dec.EditedInput) > 0 {
+				if err := p.tools.Validate(call.Name, dec.EditedInput); err != nil {
+					return refuse("the user's edited arguments are invalid: " + err.Error())
+				}
+				input = dec.EditedInput
+			}
+		}
+	}
+	return Step{Events: []Payload{&ToolStarted{Iteration: it.N, CallID: call.ID, Name: call.Name, Input: input}}, Next: runTool, Input: input}
 }
 
 // reply decides what a reply without tool calls means: a correction
@@ -293,6 +428,53 @@ func (p policy) limitWarnings(st *State, n int) []Payload {
 	budget("token", float64(st.Usage.Total()), float64(st.Limits.BudgetTokens))
 	budget("cost", st.CostUSD, st.Limits.BudgetUSD)
 	return out
+}
+
+// planEnd ends a session whose model gave a final answer after failing
+// its plan: the answer is kept as a partial one, and nothing verifies it.
+// Nil while the plan has not failed.
+func planEnd(st *State, answer string) []Payload {
+	if !st.planFailed() {
+		return nil
+	}
+	return sessionEnd(st, &SessionEnded{Status: StatusFailed, Reason: ReasonPlanFailed, Detail: "the model failed its plan: " + st.Plan.Reason, Answer: answer, Partial: true}, "")
+}
+
+// wrapUp decides whether a session a limit stops first makes one
+// tool-less call for a best-effort answer, and returns the message asking
+// for it (nil for none). Only when the limits allow it, the model was
+// called at all, the session was not interrupted, the call was not made
+// already (by this session before a crash), and the limit is not a budget
+// — nor would the call, costing at most call, pass one.
+func (p policy) wrapUp(st *State, d Decision, interrupted bool, call CallEstimate) *MessageAdded {
+	if st.WrappedUp || !st.Limits.wrapUp() || st.InteractionCount == 0 || d.Reason == ReasonBudgetTokens || d.Reason == ReasonBudgetCost || interrupted ||
+		budgets(st, call).Action != Continue {
+		return nil
+	}
+	return &MessageAdded{Role: model.RoleUser, Content: p.texts.WrapUp(d.Reason), Kind: KindWrapUp}
+}
+
+// limitEnd is how a session a limit stopped ends: with the decision's
+// status (failed unless the limit counts the work as done) and the best
+// answer it has, as a partial one — the wrap-up reply when the wrap-up
+// call answered now (reply non-nil), else the model's last answer; after
+// a wrap-up in self-reasoning mode, the text after the completion marker.
+func limitEnd(st *State, d Decision, reply *string) []Payload {
+	status := d.Status
+	if status == "" {
+		status = StatusFailed
+		if d.Reason == ReasonCompleted {
+			status = StatusCompleted
+		}
+	}
+	answer := st.LastAnswer()
+	if reply != nil {
+		answer = *reply
+	}
+	if a, ok := afterMarker(answer, st.Marker); ok && st.Mode == ModeSelfReasoning && st.WrappedUp {
+		answer = a
+	}
+	return sessionEnd(st, &SessionEnded{Status: status, Reason: d.Reason, Detail: d.Detail, Answer: answer, Partial: answer != ""}, "")
 }
 
 // verified decides a final answer after its verification (outcome "" when

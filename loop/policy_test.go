@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/tool"
 )
 
 // The policy as a table: states built by folding events, decisions
@@ -51,7 +53,8 @@ func describe(s Step) string {
 		b, _ := json.Marshal(p)
 		parts = append(parts, string(p.EventType())+string(b))
 	}
-	names := map[next]string{nothing: "nothing", settleAnswer: "settle " + s.Answer, callModel: "call model", endForLimit: "end for " + string(s.Limit.Reason), lookForStuck: "look for stuck"}
+	names := map[next]string{nothing: "nothing", settleAnswer: "settle " + s.Answer, callModel: "call model", endForLimit: "end for " + string(s.Limit.Reason), lookForStuck: "look for stuck",
+		runTool: "run " + string(s.Input), rerunTool: "run again " + string(s.Input)}
 	return names[s.Next] + ": " + strings.Join(parts, " | ")
 }
 
@@ -251,4 +254,190 @@ func TestPolicyFallbackModels(t *testing.T) {
 	if got := describe(p.reply(fold(t, seq([]Payload{withFallbacks}, inIteration(1, ""))...), "", Recovered{})); strings.Contains(got, "model.switched") {
 		t.Errorf("a bad answer switched models: %s", got)
 	}
+}
+
+// Where a session stands, read from its state: the run loop and a
+// stepwise driver both go by it.
+func TestPhaseOf(t *testing.T) {
+	call := model.ToolCall{ID: "c1", Name: "add", Arguments: json.RawMessage(`{}`)}
+	cases := []struct {
+		name string
+		st   []Payload
+		want phase
+		kind StepKind
+	}{
+		{"a new session is at a boundary", []Payload{started(ModeTools, 5)}, phaseBoundary, StepBookkeeping},
+		{"an open iteration calls the model", seq([]Payload{started(ModeTools, 5), &IterationStarted{N: 1}}), phaseModel, StepModel},
+		{"a reply with calls runs them", seq([]Payload{started(ModeTools, 5), &IterationStarted{N: 1}, &ModelResponded{Iteration: 1, ToolCalls: []model.ToolCall{call}}}), phaseTools, StepTools},
+		{"a started call still runs", seq([]Payload{started(ModeTools, 5), &IterationStarted{N: 1}, &ModelResponded{Iteration: 1, ToolCalls: []model.ToolCall{call}},
+			&ToolStarted{Iteration: 1, CallID: "c1", Name: "add"}}), phaseTools, StepTools},
+		{"every call answered closes the iteration", seq([]Payload{started(ModeTools, 5), &IterationStarted{N: 1}, &ModelResponded{Iteration: 1, ToolCalls: []model.ToolCall{call}},
+			&ToolFinished{Iteration: 1, CallID: "c1", Name: "add", Output: "3"}}), phaseIterationDone, StepBookkeeping},
+		{"an answer not settled is settled", seq([]Payload{started(ModeTools, 5)}, inIteration(1, "done"), []Payload{&IterationEnded{N: 1, Status: IterationCompleted, Answer: "done"}}),
+			phaseSettle, StepBookkeeping},
+		{"a closed iteration is a boundary", seq([]Payload{started(ModeTools, 5)}, inIteration(1, "hm"), []Payload{&IterationEnded{N: 1, Status: IterationCompleted}}),
+			phaseBoundary, StepBookkeeping},
+	}
+	for _, c := range cases {
+		st := fold(t, c.st...)
+		if got := phaseOf(st); got != c.want {
+			t.Errorf("%s: phase %d, want %d", c.name, got, c.want)
+		}
+		if got := NextStep(st); got != c.kind {
+			t.Errorf("%s: step %q, want %q", c.name, got, c.kind)
+		}
+	}
+	if got := NextStep(fold(t, started(ModeTools, 5), &SessionPaused{Reason: ReasonUser})); got != StepNone {
+		t.Errorf("a paused session steps: %q", got)
+	}
+}
+
+// The decisions about a tool call, as a table: crash recovery, refusals,
+// approval.
+func TestPolicyToolCall(t *testing.T) {
+	noop := func(context.Context, json.RawMessage) (tool.Result, error) { return tool.Result{}, nil }
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+	tools := tool.MustRegistry(
+		tool.Func(model.ToolSpec{Name: "count", Parameters: schema}, noop, tool.MarkIdempotent()),
+		tool.Func(model.ToolSpec{Name: "write", Parameters: schema}, noop))
+	ask := func(t tool.Tool) Policy {
+		switch t.Spec().Name {
+		case "write":
+			return PolicyAsk
+		}
+		return PolicyAuto
+	}
+	deny := func(tool.Tool) Policy { return PolicyDeny }
+	args := json.RawMessage(`{"n":1}`)
+	reply := func(limits Limits, calls ...string) []Payload {
+		var tc []model.ToolCall
+		for i, name := range calls {
+			tc = append(tc, model.ToolCall{ID: fmt.Sprintf("c%d", i+1), Name: name, Arguments: args})
+		}
+		return []Payload{&SessionStarted{Task: "t", Limits: limits}, &IterationStarted{N: 1}, &ModelResponded{Iteration: 1, ToolCalls: tc}}
+	}
+	l := Limits{MaxIterations: 5}
+	hash := ArgsHash("write", args)
+	cases := []struct {
+		name     string
+		st       []Payload
+		approval func(tool.Tool) Policy
+		next     string
+		events   []string
+	}{
+		{"a valid call runs", reply(l, "count"), nil, `run {"n":1}`, []string{`tool.started{"iteration":1,"call_id":"c1","name":"count","input":{"n":1}}`}},
+		{"an interrupted idempotent call runs again with its input", seq(reply(l, "count"), []Payload{&ToolStarted{Iteration: 1, CallID: "c1", Name: "count", Input: json.RawMessage(`{"n":7}`)}}), nil,
+			`run again {"n":7}`, []string{`warning{"code":"tool_rerun"`}},
+		{"an interrupted call of another tool has an unknown outcome", seq(reply(l, "write"), []Payload{&ToolStarted{Iteration: 1, CallID: "c1", Name: "write", Input: args}}), nil,
+			"nothing", []string{`"call_id":"c1","name":"write","output":"The earlier write call was interrupted`}},
+		{"the unknown outcome is marked", seq(reply(l, "write"), []Payload{&ToolStarted{Iteration: 1, CallID: "c1", Name: "write", Input: args}}), nil,
+			"nothing", []string{`"is_error":true,"duration_ms":0,"unknown":true}`}},
+		{"a call past the per-turn limit is refused", seq(reply(Limits{MaxIterations: 5, MaxToolCallsPerTurn: 1}, "count", "count"),
+			[]Payload{&ToolFinished{Iteration: 1, CallID: "c1", Name: "count", Output: "1"}}), nil,
+			"nothing", []string{`"call_id":"c2","name":"count","output":"refused: this reply asked for 2 tool calls but at most 1 run per turn`}},
+		{"a call past the tool-call budget is refused", seq(reply(Limits{MaxIterations: 5, BudgetToolCalls: 1}, "count", "count"),
+			[]Payload{&ToolStarted{Iteration: 1, CallID: "c1", Name: "count", Input: args}, &ToolFinished{Iteration: 1, CallID: "c1", Name: "count", Output: "1"}}), nil,
+			"nothing", []string{`"call_id":"c2","name":"count","output":"refused: the session's budget of 1 tool calls is used up`}},
+		{"arguments the schema rejects are refused", []Payload{started(ModeTools, 5), &IterationStarted{N: 1},
+			&ModelResponded{Iteration: 1, ToolCalls: []model.ToolCall{{ID: "c1", Name: "count", Arguments: json.RawMessage(`{"n":"x"}`)}}}}, nil,
+			"nothing", []string{`"refused":true`}},
+		{"an unknown tool is refused", reply(l, "rm"), nil, "nothing", []string{`"name":"rm","output":"unknown tool \"rm\"`}},
+		{"a tool the session does not allow is refused", reply(l, "count"), deny,
+			"nothing", []string{`"output":"refused: the count tool is not allowed in this session"`}},
+		{"a call that needs approval waits", reply(l, "write"), ask,
+			"nothing", []string{`approval.requested{"call_id":"c1","name":"write","input":{"n":1},"args_hash":"` + hash, `session.waiting{"reason":"approval"`}},
+		{"a decision for other arguments asks again", seq(reply(l, "write"), []Payload{&ApprovalDecided{CallID: "c1", ArgsHash: "other", Approved: true}}), ask,
+			"nothing", []string{`approval.requested`, `session.waiting`}},
+		{"an approved call runs", seq(reply(l, "write"), []Payload{&ApprovalDecided{CallID: "c1", ArgsHash: hash, Approved: true}}), ask,
+			`run {"n":1}`, []string{`tool.started{"iteration":1,"call_id":"c1","name":"write"`}},
+		{"an edited call runs with the edit", seq(reply(l, "write"), []Payload{&ApprovalDecided{CallID: "c1", ArgsHash: hash, Approved: true, EditedInput: json.RawMessage(`{"n":2}`)}}), ask,
+			`run {"n":2}`, []string{`"input":{"n":2}`}},
+		{"an invalid edit is refused", seq(reply(l, "write"), []Payload{&ApprovalDecided{CallID: "c1", ArgsHash: hash, Approved: true, EditedInput: json.RawMessage(`{"n":"two"}`)}}), ask,
+			"nothing", []string{`"output":"the user's edited arguments are invalid: `}},
+		{"a denied call is refused with the reason", seq(reply(l, "write"), []Payload{&ApprovalDecided{CallID: "c1", ArgsHash: hash, Reason: "not now"}}), ask,
+			"nothing", []string{`"output":"denied by the user: not now","is_error":true,"duration_ms":0,"refused":true`}},
+	}
+	for _, c := range cases {
+		p := policy{texts: Texts{}.withDefaults(), tools: tools, approval: c.approval}
+		want(t, c.name, p.toolCall(fold(t, c.st...)), c.next, c.events...)
+	}
+}
+
+// A session a limit stops: the wrap-up call when it is allowed, then the
+// end with the best answer it has.
+func TestPolicyLimitEnd(t *testing.T) {
+	p := policy{texts: Texts{}.withDefaults()}
+	steps := end(ReasonMaxIterations, "made 2 of 2 model calls")
+	answered := seq([]Payload{started(ModeTools, 2)}, inIteration(1, "half done"), []Payload{&IterationEnded{N: 1, Status: IterationCompleted}})
+	off := false
+	noWrapUp := &SessionStarted{Task: "t", Limits: Limits{MaxIterations: 2, WrapUp: &off}}
+	budget := &SessionStarted{Task: "t", Limits: Limits{MaxIterations: 2, BudgetTokens: 100}}
+	for _, c := range []struct {
+		name        string
+		st          []Payload
+		d           Decision
+		interrupted bool
+		call        CallEstimate
+		want        bool
+	}{
+		{"after a model call", answered, steps, false, CallEstimate{}, true},
+		{"not before any", []Payload{started(ModeTools, 2)}, steps, false, CallEstimate{}, false},
+		{"not when turned off", seq([]Payload{noWrapUp}, inIteration(1, "x")), steps, false, CallEstimate{}, false},
+		{"not when interrupted", answered, steps, true, CallEstimate{}, false},
+		{"not past a budget", seq([]Payload{budget}, inIteration(1, "x")), end(ReasonBudgetTokens, "used"), false, CallEstimate{}, false},
+		{"not when the call could pass a budget", seq([]Payload{budget}, inIteration(1, "x")), steps, false, CallEstimate{InputTokens: 90, OutputTokens: 20}, false},
+		{"when it fits the budget", seq([]Payload{budget}, inIteration(1, "x")), steps, false, CallEstimate{InputTokens: 10, OutputTokens: 20}, true},
+		{"not twice", seq(answered, []Payload{&MessageAdded{Role: model.RoleUser, Content: "wrap up", Kind: KindWrapUp}, &ModelResponded{Iteration: 1, Text: "final", WrapUp: true}}),
+			steps, false, CallEstimate{}, false},
+	} {
+		got := p.wrapUp(fold(t, c.st...), c.d, c.interrupted, c.call)
+		if (got != nil) != c.want || got != nil && (got.Kind != KindWrapUp || got.Content != p.texts.WrapUp(c.d.Reason)) {
+			t.Errorf("%s: wrap-up %+v, want %v", c.name, got, c.want)
+		}
+	}
+	final := "the best I have"
+	for _, c := range []struct {
+		name   string
+		st     []Payload
+		d      Decision
+		reply  *string
+		events []string
+	}{
+		{"the last answer, partial", answered, steps, nil,
+			[]string{`session.ended{"status":"failed","reason":"max_iterations","detail":"made 2 of 2 model calls","answer":"half done","partial":true}`}},
+		{"the wrap-up reply", seq(answered, []Payload{&ModelResponded{Iteration: 1, Text: final, WrapUp: true}}), steps, &final,
+			[]string{`"answer":"the best I have","partial":true`}},
+		{"an empty wrap-up reply is no answer", seq(answered, []Payload{&ModelResponded{Iteration: 1, Text: " ", WrapUp: true}}), steps, new(string),
+			[]string{`session.ended{"status":"failed","reason":"max_iterations","detail":"made 2 of 2 model calls"}`}},
+		{"a stop condition's own status", answered, Decision{Action: End, Status: StatusTerminated, Reason: ReasonStuck}, nil,
+			[]string{`session.ended{"status":"terminated","reason":"stuck"`}},
+		{"a limit that counts as done completes", answered, Decision{Action: End, Reason: ReasonCompleted}, nil,
+			[]string{`session.ended{"status":"completed","reason":"completed"`}},
+		{"an open iteration fails first", seq([]Payload{started(ModeTools, 2)}, inIteration(1, "x")), steps, nil,
+			[]string{`iteration.ended{"n":1,"status":"failed"}`, `session.ended{"status":"failed"`}},
+		{"self-reasoning keeps what follows the marker after a wrap-up", seq([]Payload{started(ModeSelfReasoning, 2)}, inIteration(1, "thinking"),
+			[]Payload{&IterationEnded{N: 1, Status: IterationCompleted}, &ModelResponded{Iteration: 1, Text: "so " + DefaultMarker + " 42", WrapUp: true}}), steps, nil,
+			[]string{`"answer":"42","partial":true`}},
+	} {
+		want(t, c.name, Step{Events: limitEnd(fold(t, c.st...), c.d, c.reply)}, "nothing", c.events...)
+	}
+}
+
+// A termination answers the calls that have no result, fails the open
+// iteration and ends the session as the reason says.
+func TestTerminated(t *testing.T) {
+	calls := []model.ToolCall{{ID: "a", Name: "x", Arguments: json.RawMessage(`{}`)}, {ID: "b", Name: "y", Arguments: json.RawMessage(`{}`)}}
+	st := fold(t, started(ModeTools, 5), &IterationStarted{N: 1}, &ModelResponded{Iteration: 1, Text: "trying", ToolCalls: calls},
+		&ToolFinished{Iteration: 1, CallID: "a", Name: "x", Output: "ok"})
+	want(t, "terminated mid-reply", Step{Events: terminated(st, "user")}, "nothing",
+		`tool.finished{"iteration":1,"call_id":"b","name":"y","output":"not run: the session was terminated","is_error":true,"duration_ms":0,"refused":true}`,
+		`iteration.ended{"n":1,"status":"failed","error":"terminated: user"}`,
+		`session.ended{"status":"terminated","reason":"terminated","detail":"user","answer":"trying","partial":true}`)
+	// Plan failure ends a final answer before verification.
+	plan := &PlanUpdated{Goal: "g", Status: PlanFailed, Reason: "no way", Steps: []PlanStep{{Title: "a", Status: "failed"}}}
+	if got := planEnd(fold(t, started(ModeTools, 5)), "done"); got != nil {
+		t.Errorf("plan end without a plan: %v", got)
+	}
+	want(t, "a failed plan", Step{Events: planEnd(fold(t, started(ModeTools, 5), plan), "done")}, "nothing",
+		`session.ended{"status":"failed","reason":"plan_failed","detail":"the model failed its plan: no way","answer":"done","partial":true}`)
 }

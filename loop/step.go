@@ -64,21 +64,17 @@ func (s *Session) turn(ctx, callCtx context.Context) (stopped bool, err error) {
 		s.emit(&SessionPaused{Reason: ReasonInterrupted, Detail: "the process running the session stopped"})
 		return false, nil
 	}
-	it := st.current()
-	open := it != nil && it.Status == IterationInProgress
-	switch {
-	case st.PendingAnswer != "" && !open:
-		// A final answer not settled yet (a crash came between).
+	switch phaseOf(st) {
+	case phaseSettle:
 		return false, s.settle(callCtx, st.PendingAnswer, st.answerChecked(st.Seq))
-	case open && !it.Responded:
+	case phaseModel:
 		return false, s.callModel(callCtx)
-	case open && len(st.PendingCalls) > 0:
+	case phaseTools:
 		return false, s.runCalls(callCtx)
-	case open:
+	case phaseIterationDone:
 		return false, s.endIteration(ctx)
-	default:
-		return false, s.between(ctx)
 	}
+	return false, s.between(ctx)
 }
 
 // between runs at an iteration boundary: a person's messages, controls,
@@ -362,8 +358,15 @@ func (s *Session) cost(u model.Usage) float64 {
 }
 
 // endIteration closes the current iteration and looks for repetition.
+// The iteration's end is recorded here rather than under perform: folding
+// it (stuck detection reduces the iteration) is among the deepest points
+// of a session's stack between model calls, and perform's frame would add
+// to it (see TestSessionStackStaysSmall).
 func (s *Session) endIteration(ctx context.Context) error {
-	return s.perform(ctx, s.policy().iterationDone(s.state))
+	step := s.policy().iterationDone(s.state)
+	s.record(step.Events)
+	step.Events = nil
+	return s.perform(ctx, step)
 }
 
 // complete closes the iteration with the model's final answer and
@@ -388,8 +391,8 @@ func (s *Session) settle(ctx context.Context, answer string, gateDone bool) erro
 			return nil // the gate added what comes next
 		}
 	}
-	if st.planFailed() {
-		s.endSession(&SessionEnded{Status: StatusFailed, Reason: ReasonPlanFailed, Detail: "the model failed its plan: " + st.Plan.Reason, Answer: answer, Partial: true}, "")
+	if end := planEnd(st, answer); end != nil {
+		s.record(end)
 		return nil
 	}
 	if s.env.Verifier != nil {
@@ -404,24 +407,15 @@ func (s *Session) settle(ctx context.Context, answer string, gateDone bool) erro
 	return s.perform(ctx, s.policy().verified(s.state, answer, outcome))
 }
 
-// endByLimit finishes the session because of a limit, after one tool-less
-// wrap-up call for a best-effort answer when allowed (once: a session that
-// crashed after it does not call again).
+// endByLimit ends the session for a limit as the policy decides: first,
+// when it allows, one tool-less wrap-up call for a best-effort answer (a
+// session that crashed after it does not call again), then the
+// verification, then the end (limitEnd).
 func (s *Session) endByLimit(ctx context.Context, d Decision) error {
 	st := s.state
-	status := d.Status
-	if status == "" {
-		status = StatusFailed
-		if d.Reason == ReasonCompleted {
-			status = StatusCompleted
-		}
-	}
-	answer, partial := s.state.LastAnswer(), true
-	wrappedBefore := st.WrappedUp // by this session before a crash
-	// No wrap-up past a budget, nor one that could pass it.
-	if !wrappedBefore && st.Limits.wrapUp() && st.InteractionCount > 0 && d.Reason != ReasonBudgetTokens && d.Reason != ReasonBudgetCost && ctx.Err() == nil &&
-		s.wrapUpAffordable(d.Reason) {
-		s.emit(&MessageAdded{Role: model.RoleUser, Content: s.r.cfg.Texts.WrapUp(d.Reason), Kind: KindWrapUp})
+	var reply *string
+	if ask := s.policy().wrapUp(st, d, ctx.Err() != nil, s.wrapUpCall(d.Reason)); ask != nil {
+		s.emit(ask)
 		if err := s.commitFor(ctx, effectModelCall); err != nil {
 			return err
 		}
@@ -431,13 +425,10 @@ func (s *Session) endByLimit(ctx context.Context, d Decision) error {
 		if err == nil {
 			s.emit(&ModelResponded{Iteration: st.CurrentIteration, Text: resp.Text, Reasoning: resp.Reasoning, FinishReason: resp.FinishReason,
 				Usage: resp.Usage, CostUSD: s.cost(resp.Usage), DurationMS: dur.Milliseconds(), WrapUp: true})
-			answer = resp.Text
+			reply = &resp.Text
 		} else if _, term := s.terminateRequested(); !term {
 			s.emit(&Warning{Code: WarnWrapUpFailed, Message: "the final best-effort call failed: " + err.Error()})
 		}
-	}
-	if a, ok := afterMarker(answer, st.Marker); ok && st.Mode == ModeSelfReasoning && (st.WrappedUp || wrappedBefore) {
-		answer = a
 	}
 	if ctx.Err() == nil && s.env.Verifier != nil {
 		if err := s.commitFor(ctx, effectCheck); err != nil {
@@ -445,18 +436,19 @@ func (s *Session) endByLimit(ctx context.Context, d Decision) error {
 		}
 		s.verify(ctx, "limit")
 	}
-	s.endSession(&SessionEnded{Status: status, Reason: d.Reason, Detail: d.Detail, Answer: answer, Partial: partial && answer != ""}, "")
+	s.record(limitEnd(s.state, d, reply))
 	return nil
 }
 
-// wrapUpAffordable reports whether the budgets allow the wrap-up call.
-func (s *Session) wrapUpAffordable(reason StopReason) bool {
+// wrapUpCall is the most the wrap-up call can spend, for the budgets
+// (zero without one: counting the conversation's tokens is not free).
+func (s *Session) wrapUpCall(reason StopReason) CallEstimate {
 	st := s.state
 	if st.Limits.BudgetTokens <= 0 && st.Limits.BudgetUSD <= 0 {
-		return true
+		return CallEstimate{}
 	}
 	msgs := append(st.Conversation[:len(st.Conversation):len(st.Conversation)], model.Message{Role: model.RoleUser, Content: s.r.cfg.Texts.WrapUp(reason)})
-	return budgets(st, s.estimate(&model.Request{Messages: msgs, MaxTokens: st.Limits.outputCap()})).Action == Continue
+	return s.estimate(&model.Request{Messages: msgs, MaxTokens: st.Limits.outputCap()})
 }
 
 // wrapUpTimeout bounds the wrap-up call: the model call limit (2 minutes
@@ -480,12 +472,7 @@ func (s *Session) wrapUpTimeout() time.Duration {
 // iteration fails, and the session ends.
 func (s *Session) endTerminated(ctx context.Context) error {
 	reason, _ := s.terminateRequested()
-	st := s.state
-	for _, c := range st.PendingCalls {
-		s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: c.ID, Name: c.Name, Output: "not run: the session was terminated", IsError: true, Refused: true})
-	}
-	status, why := TerminationOutcome(reason)
-	s.endSession(&SessionEnded{Status: status, Reason: why, Detail: reason, Answer: s.state.LastAnswer(), Partial: status != StatusCompleted}, "terminated: "+reason)
+	s.record(terminated(s.state, reason))
 	return s.flush(ctx)
 }
 

@@ -35,14 +35,10 @@ func NextStep(st *State) StepKind {
 	if st.Status != StatusRunning {
 		return StepNone
 	}
-	it := st.current()
-	open := it != nil && it.Status == IterationInProgress
-	switch {
-	case st.PendingAnswer != "" && !open:
-		return StepBookkeeping
-	case open && !it.Responded:
+	switch phaseOf(st) {
+	case phaseModel:
 		return StepModel
-	case open && len(st.PendingCalls) > 0:
+	case phaseTools:
 		return StepTools
 	}
 	return StepBookkeeping

@@ -25,82 +25,26 @@ func ArgsHash(name string, args json.RawMessage) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// runCalls runs the next pending tool call of the current reply. It returns
-// after one call so the run loop can look at controls in between.
+// runCalls performs the policy's decision about the next pending tool
+// call (toolCall). It returns after one call so the run loop can look at
+// controls in between.
 func (s *Session) runCalls(ctx context.Context) error {
-	st, cfg := s.state, &s.r.cfg
-	call := st.PendingCalls[0]
-	it := st.current()
-	refuse := func(msg string) error {
-		s.emit(&ToolFinished{Iteration: it.N, CallID: call.ID, Name: call.Name, Output: msg, IsError: true, Refused: true})
+	next, input := s.decideCall()
+	if next != runTool && next != rerunTool {
 		return nil
 	}
-
-	// A call a crash interrupted: re-run only if idempotent.
-	for _, open := range st.OpenToolCalls {
-		if open.CallID != call.ID {
-			continue
-		}
-		t, ok := s.env.Tools.Lookup(call.Name)
-		if ok && tool.IsIdempotent(t) {
-			s.emit(&Warning{Code: WarnToolRerun, Message: fmt.Sprintf("re-running %s (call %s) after an interruption: the tool is idempotent", call.Name, call.ID)})
-			return s.execute(ctx, t, call, open.Input)
-		}
-		s.emit(&ToolFinished{Iteration: it.N, CallID: call.ID, Name: call.Name, Output: cfg.Texts.UnknownOutcome(call.Name), IsError: true, Unknown: true})
-		return nil
-	}
-
-	position := 0
-	for i, c := range it.ToolCalls {
-		if c.ID == call.ID {
-			position = i + 1
-		}
-	}
-	if limit := st.Limits.MaxToolCallsPerTurn; limit > 0 && position > limit {
-		return refuse(fmt.Sprintf("refused: this reply asked for %d tool calls but at most %d run per turn; ask for the rest in your next reply", len(it.ToolCalls), limit))
-	}
-	if limit := st.Limits.BudgetToolCalls; limit > 0 && st.ToolCallCount >= limit {
-		return refuse(fmt.Sprintf("refused: the session's budget of %d tool calls is used up; give your final answer", limit))
-	}
-	if err := s.env.Tools.Validate(call.Name, call.Arguments); err != nil {
-		return refuse(err.Error())
-	}
+	call := s.state.PendingCalls[0]
 	t, _ := s.env.Tools.Lookup(call.Name)
-	input := call.Arguments
-	if s.env.Approval != nil {
-		switch s.env.Approval(t) {
-		case PolicyDeny:
-			return refuse(fmt.Sprintf("refused: the %s tool is not allowed in this session", call.Name))
-		case PolicyAsk:
-			hash := ArgsHash(call.Name, call.Arguments)
-			dec, decided := st.Decisions[call.ID]
-			if !decided || dec.ArgsHash != hash {
-				s.emit(&ApprovalRequested{CallID: call.ID, Name: call.Name, Input: call.Arguments, ArgsHash: hash})
-				s.emit(&SessionWaiting{Reason: ReasonApproval, Question: fmt.Sprintf("Allow %s %s?", call.Name, compactJSON(call.Arguments))})
-				return nil
-			}
-			if !dec.Approved {
-				why := "denied by the user"
-				if dec.Reason != "" {
-					why += ": " + dec.Reason
-				}
-				return refuse(why)
-			}
-			if len(dec.EditedInput) > 0 {
-				if err := s.env.Tools.Validate(call.Name, dec.EditedInput); err != nil {
-					return refuse("the user's edited arguments are invalid: " + err.Error())
-				}
-				input = dec.EditedInput
-			}
-		}
+	if next == rerunTool {
+		return s.execute(ctx, t, call, input)
 	}
-	// From here the call is made and recorded whole, even if the process is
-	// shutting down meanwhile (its grace period bounds the wait): a call
-	// cut between tool.started and its run would count as maybe-run, and a
-	// tool that is not idempotent would then never be made.
+	// runTool: tool.started is recorded. From here the call is made and
+	// recorded whole, even if the process is shutting down meanwhile (its
+	// grace period bounds the wait): a call cut between tool.started and
+	// its run would count as maybe-run, and a tool that is not idempotent
+	// would then never be made.
 	ctx, finished := finishDespiteShutdown(ctx)
 	defer finished()
-	s.emit(&ToolStarted{Iteration: it.N, CallID: call.ID, Name: call.Name, Input: input})
 	// A tool that is not idempotent runs only once tool.started is durable:
 	// after a crash it is never silently run again. An idempotent one may
 	// run while the commit is in flight — if the process dies first, the
@@ -113,6 +57,17 @@ func (s *Session) runCalls(ctx context.Context) error {
 		return err
 	}
 	return s.execute(ctx, t, call, input)
+}
+
+// decideCall records the policy's decision about the next pending call and
+// returns what to perform. Apart from runCalls so that the decision's
+// frame is not on the stack while the tool runs (see responded).
+//
+//go:noinline
+func (s *Session) decideCall() (next, json.RawMessage) {
+	step := s.policy().toolCall(s.state)
+	s.record(step.Events)
+	return step.Next, step.Input
 }
 
 // execute runs one tool with the per-call timeout and records the result.
