@@ -67,8 +67,15 @@ var all = []contender{
 	// The bare loop.Runner, as a program embedding the library drives it.
 	{Name: "agentloop-sqlite", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "sqlite"}},
 	{Name: "agentloop-memory", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "memory"}},
-	// Not run unless named in -contenders: it needs PostgreSQL's binaries
+	// The same with add as a plain tool.Func, not declared idempotent: the
+	// tool a user writes first. Each call waits for the commit of the reply
+	// that asked for it.
+	{Name: "agentloop-service-sqlite-plain", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "sqlite", "-via", "service", "-tool", "plain"}},
+	{Name: "agentloop-sqlite-plain", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "sqlite", "-tool", "plain"}},
+	// Not run unless named in -contenders: they need PostgreSQL's binaries
 	// (or $AGENTLOOP_BENCH_POSTGRES), and its server shares the CPUs.
+	{Name: "agentloop-service-postgres", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "postgres", "-via", "service"}, optIn: true},
+	{Name: "agentloop-service-postgres-plain", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "postgres", "-via", "service", "-tool", "plain"}, optIn: true},
 	{Name: "agentloop-postgres", Module: "main", Pkg: "./bench/compare/contenders/agentloop", Args: []string{"-store", "postgres"}, optIn: true},
 	// Run returns before a session's last commit lands (loop.Config.EndBehind);
 	// the harness awaits every commit inside the measured time.
@@ -169,7 +176,7 @@ func run(s settings, only, outPath, jsonPath, profDir string) error {
 	}
 	for _, c := range contenders {
 		s.Contenders = append(s.Contenders, c.Name)
-		if strings.HasPrefix(c.Name, "agentloop-postgres") && os.Getenv("AGENTLOOP_BENCH_POSTGRES") == "" {
+		if strings.Contains(c.Name, "postgres") && os.Getenv("AGENTLOOP_BENCH_POSTGRES") == "" {
 			// One server for every round; each run makes its own database.
 			url, stop, err := pgtest.StartServer(true)
 			if err != nil {

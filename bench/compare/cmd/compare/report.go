@@ -276,12 +276,22 @@ func targets(rep *report) []target {
 		return fmt.Sprintf(" — missed by %.0f%%", (got/limit-1)*100)
 	}
 	// The product's path (the service) may add its lease and fence to
-	// what the bare runner costs.
-	seqLimit := map[string]float64{"agentloop-service-sqlite": 1.2, "agentloop-sqlite": 1.15, "agentloop-postgres": 1.15, "agentloop-postgres-endbehind": 1.15}
-	for _, name := range []string{"agentloop-service-sqlite", "agentloop-sqlite", "agentloop-postgres", "agentloop-postgres-endbehind"} {
-		if r, ok := seq[name]; ok {
-			got, limit := r.WallRatio.Median, seqLimit[name]
-			out = append(out, target{Name: "sequential wall per iteration, " + name, Want: fmt.Sprintf("≤ %.2f× baseline", limit),
+	// what the bare runner costs; a plain tool waits for a commit before
+	// each call. A contender's plain twin without a limit here is reported
+	// only (PostgreSQL's: one durable commit per call is its floor).
+	seqLimits := []struct {
+		name  string
+		limit float64
+	}{
+		{"agentloop-service-sqlite", 1.2}, {"agentloop-service-sqlite-plain", 1.3},
+		{"agentloop-sqlite", 1.15}, {"agentloop-sqlite-plain", 1.3}, {"agentloop-memory", 1.1},
+		{"agentloop-service-postgres", 1.25},
+		{"agentloop-postgres", 1.15}, {"agentloop-postgres-endbehind", 1.15},
+	}
+	for _, l := range seqLimits {
+		if r, ok := seq[l.name]; ok {
+			got, limit := r.WallRatio.Median, l.limit
+			out = append(out, target{Name: "sequential wall per iteration, " + l.name, Want: fmt.Sprintf("≤ %.2f× baseline", limit),
 				Got: fmt.Sprintf("%.2f× (rounds %.2f–%.2f)%s", got, r.WallRatio.Min, r.WallRatio.Max, miss(got, limit)), Met: got <= limit})
 		}
 	}
@@ -301,10 +311,16 @@ func targets(rep *report) []target {
 				Got: fmt.Sprintf("%.0f%s", got, miss(got, fewest)), Met: got < fewest})
 		}
 	}
-	for _, name := range []string{"agentloop-service-sqlite", "agentloop-sqlite", "agentloop-postgres", "agentloop-postgres-endbehind", "agentloop-memory"} {
+	// PostgreSQL's server shares the CPUs with the sessions it serves.
+	concWall := map[string]float64{"agentloop-service-postgres": 1.4}
+	for _, name := range []string{"agentloop-service-sqlite", "agentloop-sqlite", "agentloop-service-postgres", "agentloop-postgres", "agentloop-postgres-endbehind", "agentloop-memory"} {
 		if r, ok := conc[name]; ok {
-			out = append(out, target{Name: fmt.Sprintf("%d concurrent, wall, %s", rep.Settings.Conc, name), Want: "≤ 1.3× baseline",
-				Got: fmt.Sprintf("%.2f× (rounds %.2f–%.2f)%s", r.WallRatio.Median, r.WallRatio.Min, r.WallRatio.Max, miss(r.WallRatio.Median, 1.3)), Met: r.WallRatio.Median <= 1.3})
+			limit := concWall[name]
+			if limit == 0 {
+				limit = 1.3
+			}
+			out = append(out, target{Name: fmt.Sprintf("%d concurrent, wall, %s", rep.Settings.Conc, name), Want: fmt.Sprintf("≤ %.1f× baseline", limit),
+				Got: fmt.Sprintf("%.2f× (rounds %.2f–%.2f)%s", r.WallRatio.Median, r.WallRatio.Min, r.WallRatio.Max, miss(r.WallRatio.Median, limit)), Met: r.WallRatio.Median <= limit})
 			out = append(out, target{Name: fmt.Sprintf("%d concurrent, peak RSS per session, %s", rep.Settings.Conc, name), Want: "≤ 1.3× baseline",
 				Got: fmt.Sprintf("%.2f× (rounds %.2f–%.2f; %.1f KiB vs %.1f KiB)%s", r.RSSRatio.Median, r.RSSRatio.Min, r.RSSRatio.Max, r.RSSPerSessionKiB.Median, baseRSS(conc), miss(r.RSSRatio.Median, 1.3)),
 				Met: r.RSSRatio.Median <= 1.3})

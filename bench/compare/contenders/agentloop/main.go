@@ -7,7 +7,11 @@
 // `agentloop serve` start them: a lease per session and every append
 // fenced by its token.
 //
-//	agentloop -store sqlite|postgres|memory [-via runner|service] [-pg URL] -server URL -mode seq|conc …
+//	agentloop -store sqlite|postgres|memory [-via runner|service] [-tool idempotent|plain] [-pg URL] -server URL -mode seq|conc …
+//
+// -tool plain registers add as the plain tool.Func a user writes first:
+// not declared idempotent, so before each call the runner waits for the
+// reply that asked for it (model.responded, tool.started) to be durable.
 //
 // With -store postgres and no -pg (nor $AGENTLOOP_BENCH_POSTGRES), the
 // contender starts a PostgreSQL server of its own (pgtest.StartServer: the
@@ -48,6 +52,7 @@ func main() {
 	flag.StringVar(&o.store, "store", "sqlite", "sqlite or postgres (durable, every event written) or memory")
 	flag.StringVar(&o.via, "via", "runner", "runner: sessions run on a bare loop.Runner; service: started through package service (a lease per session, every append fenced), the path `agentloop run` and `agentloop serve` take")
 	flag.StringVar(&o.pg, "pg", os.Getenv("AGENTLOOP_BENCH_POSTGRES"), "-store postgres: a server's URL (postgres://…; a database is made for the run and dropped); empty: start a server of its own")
+	flag.StringVar(&o.tool, "tool", "idempotent", "idempotent: add declared idempotent (a call may run before the reply that asked for it is durable); plain: a plain tool.Func, whose every call waits for that commit")
 	flag.BoolVar(&o.endBehind, "end-behind", false, "loop.Config.EndBehind (-via runner): Run returns before a session's last commit lands; the harness waits for the commits (Runner.Sync) inside the measured time")
 	harness.Main(func() harness.Contender {
 		stores := map[string]string{
@@ -67,6 +72,15 @@ func main() {
 			fmt.Fprintf(os.Stderr, "agentloop: -via %q: want runner or service\n", o.via)
 			os.Exit(2)
 		}
+		switch o.tool {
+		case "idempotent":
+		case "plain":
+			name += "-plain"
+			note += "; add is a plain tool.Func (not declared idempotent): each call waits for a commit of the reply that asked for it"
+		default:
+			fmt.Fprintf(os.Stderr, "agentloop: -tool %q: want idempotent or plain\n", o.tool)
+			os.Exit(2)
+		}
 		if o.endBehind {
 			name += "-endbehind"
 			note += "; Run returns before the session's last commit lands (loop.Config.EndBehind), every commit awaited inside the measured time (Runner.Sync)"
@@ -81,7 +95,9 @@ func main() {
 // options are the contender's flags.
 type options struct {
 	store, via, pg string
-	endBehind      bool
+	// tool is "idempotent" (add declared so) or "plain".
+	tool      string
+	endBehind bool
 }
 
 // pure marks a tool that computes its result from its arguments alone:
@@ -91,8 +107,9 @@ type pure struct{ tool.Tool }
 
 func (pure) Idempotent() bool { return true }
 
-// addTool is add over workload.Add: a pure function, declared so.
-func addTool() tool.Tool { return addToolIn(nil) }
+// addTool is add over workload.Add: a pure function, declared so unless
+// plain.
+func addTool(plain bool) tool.Tool { return addToolIn(nil, plain) }
 
 // boundTools is a registry of add whose calls count in the harness's
 // session in counter, whatever context the tool is called with.
@@ -101,17 +118,17 @@ type boundTools struct {
 	counter atomic.Value // context.Context
 }
 
-func newBoundTools() *boundTools {
+func newBoundTools(plain bool) *boundTools {
 	b := &boundTools{}
-	b.reg = tool.MustRegistry(addToolIn(&b.counter))
+	b.reg = tool.MustRegistry(addToolIn(&b.counter, plain))
 	return b
 }
 
 // addToolIn is addTool counting its calls in the harness's session found
 // in counter rather than in the context the tool is called with (when
-// counter is not nil).
-func addToolIn(counter *atomic.Value) tool.Tool {
-	return pure{tool.Func(model.ToolSpec{Name: workload.ToolName, Description: workload.ToolDescription, Parameters: json.RawMessage(workload.ToolSchema)},
+// counter is not nil), declared idempotent unless plain.
+func addToolIn(counter *atomic.Value, plain bool) tool.Tool {
+	t := tool.Func(model.ToolSpec{Name: workload.ToolName, Description: workload.ToolDescription, Parameters: json.RawMessage(workload.ToolSchema)},
 		func(ctx context.Context, args json.RawMessage) (tool.Result, error) {
 			if counter != nil {
 				ctx = counter.Load().(context.Context)
@@ -121,7 +138,11 @@ func addToolIn(counter *atomic.Value) tool.Tool {
 				return tool.Result{}, err
 			}
 			return tool.Result{Output: strconv.Itoa(sum)}, nil
-		})}
+		})
+	if plain {
+		return t
+	}
+	return pure{t}
 }
 
 func newRuntime(ctx context.Context, env harness.Env, o options) (*harness.Runtime, error) {
@@ -150,7 +171,7 @@ func newRuntime(ctx context.Context, env harness.Env, o options) (*harness.Runti
 		return nil, err
 	}
 	cfg := loop.Config{
-		Model: m, ModelName: workload.ModelName, Tools: tool.MustRegistry(addTool()), Log: st,
+		Model: m, ModelName: workload.ModelName, Tools: tool.MustRegistry(addTool(o.tool == "plain")), Log: st,
 		SystemPrompt: workload.SystemPrompt, Limits: loop.Limits{MaxIterations: workload.Iterations + 4},
 		EndBehind: o.endBehind,
 	}
@@ -182,7 +203,7 @@ func newRuntime(ctx context.Context, env harness.Env, o options) (*harness.Runti
 			}
 			freeMu.Unlock()
 			if b == nil {
-				b = newBoundTools()
+				b = newBoundTools(o.tool == "plain")
 			}
 			b.counter.Store(ctx.(context.Context))
 			return &loop.Env{Model: m, Tools: b.reg, SystemPrompt: workload.SystemPrompt, Close: func() {

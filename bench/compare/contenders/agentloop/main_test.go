@@ -20,10 +20,14 @@ func TestSessions(t *testing.T) {
 	for _, o := range []options{
 		{store: "sqlite", via: "runner"}, {store: "postgres", via: "runner"}, {store: "memory", via: "runner"},
 		{store: "postgres", via: "runner", endBehind: true}, {store: "sqlite", via: "service"},
+		{store: "sqlite", via: "service", tool: "plain"}, {store: "postgres", via: "service"}, {store: "postgres", via: "service", tool: "plain"},
 	} {
 		name := o.via + "-" + o.store
 		if o.endBehind {
 			name += "-endbehind"
+		}
+		if o.tool == "plain" {
+			name += "-plain"
 		}
 		t.Run(name, func(t *testing.T) {
 			if o.store == "postgres" {
@@ -57,7 +61,8 @@ func TestSessions(t *testing.T) {
 	// A session whose end committed behind its return is stored whole once
 	// settled: as many events as one whose end was awaited; every store and
 	// either way in holds the same session.
-	if events["runner-postgres-endbehind"] != events["runner-postgres"] || events["runner-sqlite"] != events["runner-memory"] || events["service-sqlite"] != events["runner-sqlite"] {
+	if events["runner-postgres-endbehind"] != events["runner-postgres"] || events["runner-sqlite"] != events["runner-memory"] || events["service-sqlite"] != events["runner-sqlite"] ||
+		events["service-sqlite-plain"] != events["runner-sqlite"] || events["service-postgres"] != events["runner-sqlite"] || events["service-postgres-plain"] != events["runner-sqlite"] {
 		t.Fatalf("events per session: %v", events)
 	}
 }
