@@ -33,6 +33,13 @@ profiles:
     limits:
       max_iteration: 5
 `, []want{{5, 7, `unknown key "max_iteration" in profile p: limits; did you mean "max_iterations"?`}}},
+		{"condense by an unknown way", `
+profiles:
+  p:
+    limits:
+      condense: modle
+      condense_model: gpt-4.1-nano
+`, []want{{5, 17, `profile p: limits.condense "modle": use digest or model (did you mean "model"?)`}, {6, 23, `profile p: limits.condense_model "gpt-4.1-nano": write it as PROVIDER/NAME`}}},
 		{"camelCase key", `
 profiles:
   p:

@@ -99,7 +99,13 @@ type LimitSettings struct {
 	StuckErrorRepeats   *int
 	StuckRepeats        *int
 	StuckNudge          *bool
+	StuckHeadless       *bool
 	WrapUp              *bool
+	// Condense is how dropped turns are summarised near the context
+	// window: "digest" or "model"; CondenseModel the model that writes
+	// the summary (PROVIDER/NAME or script:PATH; empty: the session's).
+	Condense      string
+	CondenseModel string
 }
 
 // Apply returns base with every limit the profile sets replaced.
@@ -136,6 +142,15 @@ func (s LimitSettings) Apply(base loop.Limits) loop.Limits {
 	if s.WrapUp != nil {
 		v := *s.WrapUp
 		base.WrapUp = &v
+	}
+	if s.StuckHeadless != nil {
+		base.StuckHeadless = *s.StuckHeadless
+	}
+	if s.Condense != "" {
+		base.Condense = s.Condense
+	}
+	if s.CondenseModel != "" {
+		base.CondenseModel = s.CondenseModel
 	}
 	return base
 }

@@ -115,6 +115,9 @@ profiles:
       no_progress: 0
       on_stuck: end
       wrap_up: false
+      stuck_headless: true
+      condense: model
+      condense_model: ollama/qwen3:0.6b
     approvals:
       write: auto
       tools:
@@ -141,7 +144,8 @@ profiles:
 	want := loop.Limits{MaxIterations: 12, Timeout: 90 * time.Minute, ModelCallTimeout: 90 * time.Second, BudgetTokens: 1000, BudgetUSD: 0.5, BudgetToolCalls: 7, MaxToolCallsPerTurn: 3, OnStuck: "end", WrapUp: &f}
 	got := p.Limits()
 	if got.WrapUp == nil || *got.WrapUp || got.MaxIterations != want.MaxIterations || got.Timeout != want.Timeout || got.ModelCallTimeout != want.ModelCallTimeout ||
-		got.ToolCallTimeout != 0 || got.BudgetTokens != 1000 || got.BudgetUSD != 0.5 || got.BudgetToolCalls != 7 || got.MaxToolCallsPerTurn != 3 || got.NoProgressAfter != 0 || got.OnStuck != "end" {
+		got.ToolCallTimeout != 0 || got.BudgetTokens != 1000 || got.BudgetUSD != 0.5 || got.BudgetToolCalls != 7 || got.MaxToolCallsPerTurn != 3 || got.NoProgressAfter != 0 || got.OnStuck != "end" ||
+		!got.StuckHeadless || got.Condense != "model" || got.CondenseModel != "ollama/qwen3:0.6b" {
 		t.Errorf("Limits() = %+v", got)
 	}
 	// Settings lay over other defaults; what the profile sets wins, even 0.

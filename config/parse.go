@@ -22,7 +22,7 @@ var (
 	topKeys          = []string{"default_profile", "db", "prices", "profiles"}
 	profileKeys      = []string{"description", "system_prompt_file", "model", "fallback_models", "base_url", "api_key_env", "num_ctx", "stream_tools", "thinking", "tools", "limits", "approvals", "verify", "mcp_servers", "sandbox", "network", "sandbox_limits"}
 	sandboxLimitKeys = []string{"cpu_seconds", "address_space_mb", "processes", "file_size_mb", "open_files"}
-	limitKeys        = []string{"max_iterations", "timeout", "model_timeout", "tool_timeout", "budget_tokens", "budget_usd", "budget_tool_calls", "max_tool_calls_per_turn", "no_progress", "on_stuck", "stuck_error_repeats", "stuck_repeats", "stuck_nudge", "wrap_up"}
+	limitKeys        = []string{"max_iterations", "timeout", "model_timeout", "tool_timeout", "budget_tokens", "budget_usd", "budget_tool_calls", "max_tool_calls_per_turn", "no_progress", "on_stuck", "stuck_error_repeats", "stuck_repeats", "stuck_nudge", "stuck_headless", "wrap_up", "condense", "condense_model"}
 	approvalKeys     = []string{"read", "write", "execute", "tools"}
 	mcpKeys          = []string{"command", "args", "env", "cwd", "url", "headers", "tool_prefix", "tools", "effect", "tool_effects", "reconnects", "connect_timeout"}
 	policies         = []string{string(loop.PolicyAuto), string(loop.PolicyAsk), string(loop.PolicyDeny)}
@@ -398,6 +398,18 @@ func (p *parser) limits(n *yaml.Node, l *LimitSettings, what string) {
 		case "stuck_nudge":
 			if b, ok := p.boolean(v, field); ok {
 				l.StuckNudge = &b
+			}
+		case "stuck_headless":
+			if b, ok := p.boolean(v, field); ok {
+				l.StuckHeadless = &b
+			}
+		case "condense":
+			if s, ok := p.str(v, field); ok {
+				l.Condense = p.oneOf(v, s, field, []string{loop.CondensedByDigest, loop.CondensedByModel})
+			}
+		case "condense_model":
+			if s, ok := p.str(v, field); ok {
+				l.CondenseModel = p.model(v, s, field)
 			}
 		}
 	})
