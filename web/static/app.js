@@ -270,7 +270,8 @@ function sessionView(id) {
         el("dt", {}, "Tokens"), el("dd", {}, `${s.usage.input_tokens || 0} in + ${s.usage.output_tokens || 0} out`),
         el("dt", {}, "Cost"), el("dd", {}, fmtCost(s.cost_usd)))),
       s.verification ? el("div", { class: "card", id: "verification" }, el("h2", {}, "Verification: " + s.verification.outcome),
-        el("ul", {}, s.verification.checks.map(c => el("li", {}, (c.passed ? "✓ " : "✗ ") + c.name)))) : null,
+        el("ul", {}, s.verification.checks.map(c => el("li", {}, (c.passed ? "✓ " : "✗ ") + c.name))),
+        followUpPart(s)) : null,
       s.memory && Object.keys(s.memory).length ? el("div", { class: "card", id: "memory" }, el("h2", {}, "Memory"),
         el("dl", { class: "kv" }, Object.entries(s.memory).map(([k, v]) => [el("dt", {}, k), el("dd", {}, cut(JSON.stringify(v), 200))]))) : null);
     const answer = s.answer ? el("div", { class: "card", id: "answer" }, el("h2", {}, s.partial ? "Partial answer" : "Answer"), el("div", { class: "answer" }, s.answer)) : null;
@@ -291,6 +292,33 @@ function sessionView(id) {
     if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
   }
 
+  // What an ended session left, as a session of its own: a follow-up in
+  // the same workspace (optionally with another model), and the links
+  // between a session and its follow-ups.
+  let followUps = null;
+  function followUpPart(s) {
+    const ended = ["completed", "failed", "terminated", "error"].includes(s.status);
+    if (!ended) return null;
+    if (followUps === null) {
+      followUps = [];
+      api("GET", "/v1/sessions?label=" + encodeURIComponent("follow_up_of=" + id)).then(r => { followUps = r.sessions || []; render(); }).catch(() => {});
+    }
+    const list = followUps.length ? el("p", { id: "follow-ups" }, "Follow-ups: ", followUps.flatMap(f => [el("a", { href: "#/s/" + f.id }, f.id), " (" + f.status + ") "])) : null;
+    if (s.verification.outcome === "pass") return list;
+    return el("div", {}, list,
+      el("form", { class: "row", id: "follow-up-form", onsubmit: e => { e.preventDefault(); followUp(); } },
+        el("label", { for: "follow-up-model" }, "Model"),
+        el("input", { id: "follow-up-model", placeholder: shortModel(s.model), size: "24" }),
+        el("button", { id: "btn-follow-up", type: "submit" }, "Start a follow-up")),
+      el("p", { class: "muted" }, "A new session in the same workspace finishes what is left: the failing checks and unfinished plan steps."));
+  }
+  function followUp() {
+    const model = $("#follow-up-model").value.trim();
+    api("POST", "/v1/sessions/" + id + "/follow-up", model ? { model } : {})
+      .then(r => { toast("follow-up " + r.id + " started"); location.hash = "#/s/" + r.id; })
+      .catch(e => toast(e.message));
+  }
+
   function controls(s, running, stopped) {
     const ended = ["completed", "failed", "terminated", "error"].includes(s.status);
     const pct = s.max_iterations ? Math.min(100, Math.round(100 * s.current_iteration / s.max_iterations)) : 0;
@@ -300,6 +328,7 @@ function sessionView(id) {
         el("span", { id: "step-text" }, `Step ${s.current_iteration} of ${s.max_iterations}`), el("span", { class: "muted", title: s.model || "" }, shortModel(s.model))),
       el("div", { class: "progress", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": String(s.max_iterations), "aria-valuenow": String(s.current_iteration), "aria-label": "steps" }, el("div", { width: pct + "%" })),
       s.detail ? el("p", { class: "muted" }, s.detail) : null,
+      (s.labels || {}).follow_up_of ? el("p", { id: "follow-up-of" }, "Follow-up of ", el("a", { href: "#/s/" + s.labels.follow_up_of }, s.labels.follow_up_of)) : null,
       s.question ? el("p", { id: "question" }, s.question) : null,
       el("div", { class: "row" },
         el("button", { id: "btn-pause", disabled: !running, onclick: () => control("pause", { reason: "paused from the dashboard" }) }, "Pause"),
