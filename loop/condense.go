@@ -227,3 +227,62 @@ func firstLine(s string, n int) string {
 	}
 	return s
 }
+
+// Condensation is a conversation.condensed as people read it: where it
+// happened, how the dropped turns were summarised and what it cost (the
+// summary itself is in the event).
+type Condensation struct {
+	Iteration    int    `json:"iteration"`
+	TokensBefore int    `json:"tokens_before"`
+	TokensAfter  int    `json:"tokens_after"`
+	Stubbed      bool   `json:"stubbed,omitempty"` // old tool results were cut to a stub
+	Dropped      int    `json:"dropped,omitempty"` // messages replaced by the summary
+	By           string `json:"by,omitempty"`
+	// Model wrote the summary when it is not the session's own.
+	Model        string      `json:"model,omitempty"`
+	Usage        model.Usage `json:"usage,omitzero"`
+	CostUSD      float64     `json:"cost_usd,omitempty"`
+	SummaryError string      `json:"summary_error,omitempty"`
+}
+
+func condensationOf(d *ConversationCondensed) Condensation {
+	c := Condensation{Iteration: d.Iteration, TokensBefore: d.TokensBefore, TokensAfter: d.TokensAfter, Stubbed: d.ShortenedBefore > 0,
+		By: d.By, Model: d.Model, Usage: d.Usage, CostUSD: d.CostUSD, SummaryError: d.SummaryError}
+	if d.DroppedTo > d.DroppedFrom {
+		c.Dropped = d.DroppedTo - d.DroppedFrom
+	}
+	return c
+}
+
+// String describes the condensation in one line, for people.
+func (c Condensation) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "before step %d: %d → %d tokens", c.Iteration, c.TokensBefore, c.TokensAfter)
+	if c.Stubbed {
+		b.WriteString(" · old tool output cut")
+	}
+	if c.Dropped > 0 {
+		fmt.Fprintf(&b, " · %d messages replaced by a summary", c.Dropped)
+		switch c.By {
+		case CondensedByModel:
+			b.WriteString(" written by ")
+			if c.Model != "" {
+				b.WriteString(c.Model)
+			} else {
+				b.WriteString("the session's model")
+			}
+		case CondensedByDigest:
+			b.WriteString(" (digest)")
+		}
+	}
+	if c.Usage != (model.Usage{}) {
+		fmt.Fprintf(&b, " · %d+%d tokens", c.Usage.InputTokens, c.Usage.OutputTokens)
+	}
+	if c.CostUSD > 0 {
+		fmt.Fprintf(&b, " · $%.4f", c.CostUSD)
+	}
+	if c.SummaryError != "" {
+		fmt.Fprintf(&b, " · no summary by model: %s", c.SummaryError)
+	}
+	return b.String()
+}

@@ -185,6 +185,20 @@ func TestCondensationByModel(t *testing.T) {
 	if got, wantUSD := st.CostUSD, float64(main.Total()+want.Total())/1e6; got < wantUSD-1e-9 || got > wantUSD+1e-9 {
 		t.Fatalf("cost %v, want %v", got, wantUSD)
 	}
+	// The state says where and how, for people and every front end.
+	shown := 0
+	for _, c := range st.Condensations {
+		if c.By == loop.CondensedByModel {
+			shown++
+			if c.Iteration < 2 || c.Dropped == 0 || c.Usage.InputTokens != 900 ||
+				!strings.Contains(c.String(), "messages replaced by a summary written by the session's model · 900+30 tokens") {
+				t.Fatalf("condensation as shown: %+v %q", c, c)
+			}
+		}
+	}
+	if shown != len(byModel) {
+		t.Fatalf("the state shows %d summaries by model of %d", shown, len(byModel))
+	}
 	refold(t, e, st) // the fold needs no model: the summaries are in the log
 }
 

@@ -6,6 +6,8 @@ import "github.com/agentloop/agentloop/model"
 // condensed when it outgrew the context window.
 type Dialogue struct {
 	Conversation []model.Message `json:"-"`
+	// Condensations says where and how the conversation was condensed.
+	Condensations []Condensation `json:"condensations,omitempty"`
 }
 
 func (c *Dialogue) apply(e Event) {
@@ -31,5 +33,6 @@ func (c *Dialogue) apply(e Event) {
 		c.Conversation = appendSteady(c.Conversation, model.Message{Role: d.Role, Content: d.Content}, 8)
 	case *ConversationCondensed:
 		c.Conversation = condensed(c.Conversation, d)
+		c.Condensations = append(c.Condensations, condensationOf(d))
 	}
 }
