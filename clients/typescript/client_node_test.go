@@ -1,0 +1,251 @@
+// Package typescript_test holds the Go side of the TypeScript client's
+// tests: it builds the package with tsc, typechecks its example, checks
+// the generated schema.ts against server/openapi.json, and runs
+// test/client.test.mjs against a real `agentloop serve`.
+package typescript_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/internal/nodetest"
+)
+
+const project = "clients/typescript"
+
+// The generated file is what `npm run generate` makes from the spec today:
+// a spec changed without regenerating fails here.
+func TestGeneratedSchemaMatchesSpec(t *testing.T) {
+	dir := nodetest.Project(t, project)
+	fresh := filepath.Join(t.TempDir(), "schema.ts")
+	node(t, dir, "node_modules/openapi-typescript/bin/cli.js", "../../server/openapi.json", "--output", fresh)
+	want, err := os.ReadFile(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "src", "schema.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("clients/typescript/src/schema.ts is not what server/openapi.json generates: run `npm run generate` in clients/typescript and commit it\n%s",
+			firstDifference(string(got), string(want)))
+	}
+}
+
+// The client builds, and the README's example typechecks against the
+// built package, type errors it must keep included (see its comments).
+func TestClientTypechecks(t *testing.T) {
+	dir := nodetest.Project(t, project)
+	build(t, dir)
+	node(t, dir, "node_modules/typescript/bin/tsc", "-p", "tsconfig.examples.json")
+}
+
+// Through the client, against the real binary: create and stream to the
+// end, reply, approve (over a connection a proxy cuts), terminate, list
+// with filters and pages, read problems. The events the client streamed
+// for each session are then held against the server's log, read here
+// without the client.
+func TestClientAgainstTheServer(t *testing.T) {
+	dir := nodetest.Project(t, project)
+	build(t, dir)
+	url := serve(t)
+	result := filepath.Join(t.TempDir(), "streamed.json")
+	out := nodetest.Run(t, dir, "test/client.test.mjs", 2*time.Minute,
+		"AGENTLOOP_URL="+url, "AGENTLOOP_SCRIPTS="+t.TempDir(), "AGENTLOOP_RESULT="+result)
+	if !regexp.MustCompile(`(?m)^# pass 6$`).MatchString(out) || !regexp.MustCompile(`(?m)^# fail 0$`).MatchString(out) {
+		t.Fatalf("want 6 passing Node tests:\n%s", out)
+	}
+
+	b, err := os.ReadFile(result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed map[string]struct {
+		ID     string  `json:"id"`
+		Events [][]any `json:"events"` // [seq, type]
+	}
+	if err := json.Unmarshal(b, &streamed); err != nil {
+		t.Fatal(err)
+	}
+	cases := slices.Sorted(maps.Keys(streamed))
+	if want := []string{"approve", "hello", "reply", "terminate"}; !slices.Equal(cases, want) {
+		t.Fatalf("streamed sessions %v, want %v", cases, want)
+	}
+	for name, s := range streamed {
+		got := make([]string, len(s.Events))
+		for i, e := range s.Events {
+			got[i] = fmt.Sprint(e...)
+		}
+		if log := logOf(t, url, s.ID); !slices.Equal(got, log) {
+			t.Errorf("%s: the client streamed\n%v\nthe log is\n%v", name, got, log)
+		}
+	}
+}
+
+// logOf reads a session's whole log as "seq type" lines.
+func logOf(t *testing.T, url, id string) []string {
+	t.Helper()
+	resp, err := http.Get(url + "/v1/sessions/" + id + "/events?limit=1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct {
+		Events []struct {
+			Seq  int64  `json:"seq"`
+			Type string `json:"type"`
+		} `json:"events"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("events of %s: %d %v", id, resp.StatusCode, err)
+	}
+	out := make([]string, len(page.Events))
+	for i, e := range page.Events {
+		out[i] = fmt.Sprint(e.Seq, e.Type)
+	}
+	return out
+}
+
+var (
+	buildOnce sync.Once
+	buildOut  []byte
+	buildErr  error
+)
+
+// build compiles src/ into dist/, which the Node tests import: once for
+// all the tests of a run.
+func build(t *testing.T, dir string) {
+	t.Helper()
+	buildOnce.Do(func() {
+		cmd := exec.Command("node", "node_modules/typescript/bin/tsc", "-p", "tsconfig.json")
+		cmd.Dir = dir
+		buildOut, buildErr = cmd.CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("tsc -p tsconfig.json: %v\n%s", buildErr, buildOut)
+	}
+}
+
+// node runs a Node script with arguments in dir and fails the test with
+// its output when it fails.
+func node(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("node %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
+
+// serve builds the binary and starts `agentloop serve` on a free loopback
+// port with a fresh database, allowing scripted models; it is stopped
+// (SIGTERM, then waited for) when the test ends.
+func serve(t *testing.T) string {
+	t.Helper()
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "agentloop")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/agentloop").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "serve", "--db", filepath.Join(tmp, "s.db"), "--addr", "127.0.0.1:0",
+		"--allow-script-models", "--workspaces", filepath.Join(tmp, "ws"), "--grace", "10s")
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+tmp, "AGENTLOOP_CONFIG=", "AGENTLOOP_DB=", "AGENTLOOP_MODEL=", "AGENTLOOP_PRICES=")
+	if os.Geteuid() == 0 && os.Getenv("AGENTLOOP_SANDBOX") == "" {
+		// As root, sandboxed commands run as nobody, who cannot enter the
+		// test's root-private temporary directories. These sessions run no
+		// commands (their one tool is write_file, which runs in-process);
+		// the sandbox has its own tests.
+		cmd.Env = append(cmd.Env, "AGENTLOOP_SANDBOX=none", "AGENTLOOP_UNSAFE_NO_SANDBOX=1")
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("agentloop serve did not stop on SIGTERM:\n%s", stderr.String())
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			t.Fatalf("agentloop serve exited: %v\n%s", err, stderr.String())
+		default:
+		}
+		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
+			if resp, err := http.Get(m[1] + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					return m[1]
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("agentloop serve did not become ready:\n%s", stderr.String())
+	return ""
+}
+
+// firstDifference shows the first line where a and b differ.
+func firstDifference(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < max(len(al), len(bl)); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d: committed %q, generated %q", i+1, x, y)
+		}
+	}
+	return ""
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}

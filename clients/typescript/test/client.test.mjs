@@ -1,0 +1,313 @@
+// Drives a real `agentloop serve` through the built client (dist/), the
+// way a TypeScript program meets it. Run by client_node_test.go, which
+// starts the server and sets:
+//   AGENTLOOP_URL      the server, started with --allow-script-models
+//   AGENTLOOP_SCRIPTS  a directory to write the scripted models' files in
+//   AGENTLOOP_RESULT   where to write each session's streamed events, for
+//                      the Go test to hold against the server's log
+//
+// Every session is a scripted model's, so each reply, tool call and wait
+// is known; each test reads the events the client streamed, not timings.
+
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import http from "node:http";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+
+import { ProblemError, createClient, streamEvents } from "../dist/index.js";
+
+const baseUrl = required("AGENTLOOP_URL");
+const scripts = required("AGENTLOOP_SCRIPTS");
+const resultFile = required("AGENTLOOP_RESULT");
+const client = createClient({ baseUrl });
+// Labels every session of this run, so lists filter to them alone.
+const suite = `ts-${process.pid}`;
+// What each session streamed: { case: { id, events: [[seq, type], …] } }.
+const streamed = {};
+
+function required(name) {
+  const v = process.env[name];
+  if (!v) {
+    throw new Error(`${name} is not set: run this through client_node_test.go`);
+  }
+  return v;
+}
+
+function script(name, steps) {
+  const path = join(scripts, `${name}.json`);
+  writeFileSync(path, JSON.stringify({ description: name, steps }));
+  return `script:${path}`;
+}
+
+async function start(name, body) {
+  const { data, error, response } = await client.POST("/v1/sessions", {
+    body: { ...body, labels: { suite, case: name } },
+  });
+  assert.equal(error, undefined, `start ${name}: ${JSON.stringify(error)}`);
+  assert.equal(response.status, 201);
+  assert.match(data.id, /\S/);
+  return data.id;
+}
+
+// follow streams a session to its end, calling on(item) for each item,
+// and checks the log events came in order, each once.
+async function follow(name, id, on = async () => {}, options = {}) {
+  const events = [];
+  const others = [];
+  for await (const item of streamEvents(id, { baseUrl, retryDelayMs: 50, ...options })) {
+    if (item.type === "delta" || item.type === "tool_call") {
+      others.push(item);
+    } else {
+      assert.equal(item.session_id, id);
+      assert.equal(item.seq, (events.at(-1)?.seq ?? options.after ?? 0) + 1, `seq after ${events.at(-1)?.type}`);
+      events.push(item);
+    }
+    await on(item);
+  }
+  assert.equal(events.at(-1)?.type, "session.ended", `${name}: the stream ended before session.ended`);
+  streamed[name] = { id, events: events.map((e) => [e.seq, e.type]) };
+  return { events, others, ended: events.at(-1) };
+}
+
+// A loopback proxy in front of the server that cuts the first event
+// stream right after it has passed on approval.requested, as a dropped
+// connection would, and records each stream request's Last-Event-ID.
+let proxy;
+let proxyUrl;
+const streamRequests = [];
+before(async () => {
+  let cut = false;
+  proxy = http.createServer((req, res) => {
+    const isStream = (req.headers.accept ?? "").includes("text/event-stream");
+    if (isStream) {
+      streamRequests.push(req.headers["last-event-id"] ?? null);
+    }
+    const up = http.request(new URL(req.url, baseUrl), { method: req.method, headers: req.headers }, (upRes) => {
+      res.writeHead(upRes.statusCode, upRes.headers);
+      let seen = "";
+      upRes.on("data", (chunk) => {
+        seen += isStream && !cut ? chunk.toString() : "";
+        const at = seen.indexOf("event: approval.requested\n");
+        if (at < 0 || seen.indexOf("\n\n", at) < 0) {
+          res.write(chunk);
+          return;
+        }
+        // The client gets what came so far, then the connection closes
+        // without the end of the response.
+        cut = true;
+        seen = "";
+        upRes.destroy();
+        res.write(chunk, () => res.socket.end());
+      });
+      upRes.on("end", () => res.end());
+    });
+    up.on("error", () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  proxyUrl = `http://127.0.0.1:${proxy.address().port}`;
+});
+after(() => proxy.close());
+
+after(() => {
+  writeFileSync(resultFile, JSON.stringify(streamed, null, 2));
+});
+
+test("create a session and stream it to the end", { timeout: 60_000 }, async () => {
+  const answer = "Hello from a scripted model.";
+  const id = await start("hello", { task: "say hello", model: script("hello", [{ text: answer, finish_reason: "stop" }]) });
+  const { events, ended } = await follow("hello", id);
+  assert.equal(events[0].type, "session.started");
+  assert.equal(ended.type, "session.ended");
+  assert.equal(ended.data.status, "completed");
+  assert.equal(ended.data.reason, "completed");
+  assert.equal(ended.data.answer, answer);
+
+  const { data: state } = await client.GET("/v1/sessions/{id}", { params: { path: { id } } });
+  assert.equal(state.status, "completed");
+
+  // The stored page holds the same events the stream delivered.
+  const { data: page } = await client.GET("/v1/sessions/{id}/events", { params: { path: { id }, query: { limit: 1000 } } });
+  assert.deepEqual(
+    page.events.map((e) => [e.seq, e.type]),
+    events.map((e) => [e.seq, e.type]),
+  );
+
+  // Past the end of an ended session the server answers 204 and the
+  // stream ends at once, after one request.
+  const requests = [];
+  const rest = [];
+  const counting = (req) => {
+    requests.push(req.headers.get("Last-Event-ID"));
+    return fetch(req);
+  };
+  for await (const item of streamEvents(id, { baseUrl, after: ended.seq, fetch: counting })) {
+    rest.push(item);
+  }
+  assert.deepEqual(rest, []);
+  assert.deepEqual(requests, [String(ended.seq)]);
+});
+
+test("reply to a session waiting for an answer", { timeout: 60_000 }, async () => {
+  const said = "You chose blue, a fine color.";
+  const model = script("reply", [
+    { tool_calls: [{ name: "ask_user", arguments: { question: "Which color?" } }] },
+    {
+      text: said,
+      tool_calls: [{ name: "ask_user", arguments: { question: "Anything else?" } }],
+      stream_chunk: 5,
+      expect: { last_message_role: "user", last_message_contains: "blue" },
+    },
+    { text: "Done.", expect: { last_message_contains: "nothing else" } },
+  ]);
+  const id = await start("reply", { task: "ask me for a color", model });
+  const questions = [];
+  let deltas = "";
+  const reply = async (text) => {
+    const { data, error } = await client.POST("/v1/sessions/{id}/reply", { params: { path: { id } }, body: { text } });
+    assert.equal(error, undefined, JSON.stringify(error));
+    assert.equal(data.id, id);
+  };
+  const { ended } = await follow("reply", id, async (item) => {
+    if (item.type === "session.waiting") {
+      assert.equal(item.data.reason, "question");
+      questions.push(item.data.question);
+      if (questions.length === 1) {
+        await reply("blue");
+      }
+    }
+    if (item.type === "delta") {
+      deltas += item.text ?? "";
+    }
+    // The second reply waits for the deltas of the text before it: the
+    // session waits meanwhile, so its stream stays open until they came.
+    if (questions.length === 2 && deltas === said) {
+      deltas += " (answered)";
+      await reply("nothing else");
+    }
+  });
+  assert.deepEqual(questions, ["Which color?", "Anything else?"]);
+  assert.equal(ended.data.status, "completed");
+  assert.equal(ended.data.answer, "Done.");
+});
+
+test("approve a call; a dropped stream resumes after the last event", { timeout: 60_000 }, async () => {
+  const model = script("approve", [
+    { tool_calls: [{ name: "write_file", arguments: { path: "note.txt", content: "written through the TS client\n" } }] },
+    { text: "I wrote note.txt.", expect: { last_message_role: "tool" } },
+  ]);
+  const id = await start("approve", { task: "write a note", model, approval: "ask" });
+  const reconnects = [];
+  let decided;
+  const { events, others, ended } = await follow(
+    "approve",
+    id,
+    async (item) => {
+      if (item.type === "approval.requested") {
+        assert.equal(item.data.name, "write_file");
+        assert.deepEqual(item.data.input, { path: "note.txt", content: "written through the TS client\n" });
+        const { data, error } = await client.POST("/v1/sessions/{id}/approvals/{call}", {
+          params: { path: { id, call: item.data.call_id } },
+          body: { approve: true, args_hash: item.data.args_hash },
+        });
+        assert.equal(error, undefined, JSON.stringify(error));
+        decided = data;
+      }
+    },
+    { baseUrl: proxyUrl, onReconnect: (info) => reconnects.push(info) },
+  );
+  assert.equal(decided?.applied, true, JSON.stringify(decided));
+  assert.equal(ended.data.status, "completed", JSON.stringify(ended.data));
+  assert.equal(ended.data.answer, "I wrote note.txt.");
+
+  // The proxy cut the first stream; the client reconnected once, saying
+  // the last seq it had, and got the rest without a gap (follow checked
+  // that seq rose by one).
+  const requested = events.find((e) => e.type === "approval.requested");
+  assert.equal(reconnects.length, 1, JSON.stringify(reconnects));
+  assert.ok(reconnects[0].after >= requested.seq, `resumed after ${reconnects[0].after}, before approval.requested ${requested.seq}`);
+  assert.deepEqual(streamRequests, [null, String(reconnects[0].after)]);
+
+  const finished = events.find((e) => e.type === "tool.finished");
+  assert.equal(finished.data.name, "write_file");
+  assert.notEqual(finished.data.is_error, true, finished.data.output);
+  const line = others.find((o) => o.type === "tool_call");
+  assert.equal(line?.tool_name, "write_file");
+  assert.equal(line?.session_id, id);
+});
+
+test("terminate a waiting session", { timeout: 60_000 }, async () => {
+  const model = script("terminate", [{ tool_calls: [{ name: "ask_user", arguments: { question: "Go on?" } }] }]);
+  const id = await start("terminate", { task: "wait for me", model });
+  const { ended } = await follow("terminate", id, async (item) => {
+    if (item.type === "session.waiting") {
+      const { data, error } = await client.POST("/v1/sessions/{id}/terminate", {
+        params: { path: { id } },
+        body: { reason: "different_approach" },
+      });
+      assert.equal(error, undefined, JSON.stringify(error));
+      assert.equal(data.applied, true, JSON.stringify(data));
+    }
+  });
+  assert.equal(ended.data.status, "terminated");
+  assert.equal(ended.data.reason, "different_approach");
+});
+
+test("list sessions with filters and pages", { timeout: 60_000 }, async () => {
+  const list = async (query) => {
+    const { data, error } = await client.GET("/v1/sessions", { params: { query } });
+    assert.equal(error, undefined, JSON.stringify(error));
+    return data;
+  };
+  const mine = await list({ label: [`suite=${suite}`] });
+  assert.deepEqual(mine.sessions.map((s) => s.labels?.case).sort(), ["approve", "hello", "reply", "terminate"]);
+  assert.equal(mine.next_cursor, undefined);
+
+  const terminated = await list({ label: [`suite=${suite}`], status: "terminated" });
+  assert.deepEqual(
+    terminated.sessions.map((s) => [s.labels?.case, s.status, s.reason]),
+    [["terminate", "terminated", "different_approach"]],
+  );
+  const hello = await list({ label: [`suite=${suite}`, "case=hello"], status: "completed,failed" });
+  assert.deepEqual(hello.sessions.map((s) => s.id), [streamed.hello.id]);
+
+  // Two pages of two: the first names the next, the last names none.
+  const first = await list({ label: [`suite=${suite}`], limit: 2 });
+  assert.equal(first.sessions.length, 2);
+  assert.ok(first.next_cursor, "the first page names the next");
+  const second = await list({ label: [`suite=${suite}`], limit: 2, cursor: first.next_cursor });
+  assert.equal(second.sessions.length, 2);
+  assert.equal(second.next_cursor, undefined);
+  assert.deepEqual(
+    [...first.sessions, ...second.sessions].map((s) => s.id),
+    mine.sessions.map((s) => s.id),
+  );
+});
+
+test("a refusal is a typed problem", { timeout: 60_000 }, async () => {
+  const { data, error, response } = await client.GET("/v1/sessions/{id}", { params: { path: { id: "no-such-session" } } });
+  assert.equal(data, undefined);
+  assert.equal(response.status, 404);
+  assert.match(response.headers.get("Content-Type") ?? "", /^application\/problem\+json/);
+  assert.equal(error.status, 404);
+  assert.equal(error.title, "Not Found");
+  assert.match(error.detail, /no-such-session/);
+
+  const bad = await client.GET("/v1/sessions", { params: { query: { status: "finished" } } });
+  assert.equal(bad.response.status, 400);
+  assert.equal(bad.error.status, 400);
+  assert.match(bad.error.detail, /finished/);
+
+  // The stream throws the problem at once: a 404 is not retried.
+  const reconnects = [];
+  await assert.rejects(
+    async () => {
+      for await (const _ of streamEvents("no-such-session", { baseUrl, onReconnect: (i) => reconnects.push(i) })) {
+        // nothing arrives
+      }
+    },
+    (err) => err instanceof ProblemError && err.status === 404 && err.problem.detail.includes("no-such-session"),
+  );
+  assert.deepEqual(reconnects, []);
+});
