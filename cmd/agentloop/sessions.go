@@ -203,6 +203,9 @@ func showState(w io.Writer, s *loop.State) {
 		fmt.Fprintf(w, " · detected %d×", s.StuckDetections)
 	}
 	fmt.Fprintln(w)
+	for _, c := range s.Condensations {
+		fmt.Fprintf(w, "  condensed: %s\n", c)
+	}
 	fmt.Fprintf(w, "  started:   %s", s.StartedAt.Local().Format(time.DateTime))
 	if !s.CompletedAt.IsZero() {
 		fmt.Fprintf(w, " · ended %s · took %s", s.CompletedAt.Local().Format(time.DateTime), s.Duration.Round(time.Millisecond))
