@@ -100,7 +100,7 @@ tasks:
 	if len(res) != 8 || len(seen) != 8 {
 		t.Fatalf("%d results from %d tries, want 8", len(res), len(seen))
 	}
-	if l := seen[0].Labels; l["eval"] != "L" || l["eval_task"] != "copy" || l["eval_model"] != "good" || l["eval_try"] != "1" {
+	if l := seen[0].Labels; l["eval_expect"] != "" || seen[2].Labels["eval_expect"] != "failed" || l["eval"] != "L" || l["eval_task"] != "copy" || l["eval_model"] != "good" || l["eval_try"] != "1" {
 		t.Errorf("labels %v", l)
 	}
 	rep := Summarise("L", s, []string{"good", "bad"}, res)

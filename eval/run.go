@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -84,8 +85,13 @@ func Run(ctx context.Context, p Plan, launch Launcher) ([]Result, error) {
 	for _, m := range p.Models {
 		for _, t := range p.Suite.Tasks {
 			for try := 1; try <= max(p.Runs, 1); try++ {
-				trials = append(trials, Trial{Model: m, Task: t, Try: try, Limits: t.Limits.or(p.Suite.Defaults),
-					Labels: map[string]string{"eval": p.Label, "eval_suite": p.Suite.Name, "eval_task": t.Name, "eval_model": m, "eval_try": fmt.Sprint(try)}})
+				labels := map[string]string{"eval": p.Label, "eval_suite": p.Suite.Name, "eval_task": t.Name, "eval_model": m, "eval_try": fmt.Sprint(try)}
+				if len(t.Expect) > 0 {
+					// A reader of the sessions alone (the dashboard) scores
+					// the try as Run does.
+					labels["eval_expect"] = strings.Join(t.Expect, ",")
+				}
+				trials = append(trials, Trial{Model: m, Task: t, Try: try, Limits: t.Limits.or(p.Suite.Defaults), Labels: labels})
 			}
 		}
 	}

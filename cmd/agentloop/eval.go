@@ -10,8 +10,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"time"
 
@@ -163,7 +165,7 @@ func runTry(ctx context.Context, self, db, configPath string, tr eval.Trial) (ev
 	for _, v := range tr.Task.Verify {
 		args = append(args, "--verify", v)
 	}
-	for _, k := range []string{"eval", "eval_suite", "eval_task", "eval_model", "eval_try"} {
+	for _, k := range slices.Sorted(maps.Keys(tr.Labels)) {
 		args = append(args, "--label", k+"="+tr.Labels[k])
 	}
 	args = append(args, "--", tr.Task.Task)

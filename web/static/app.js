@@ -564,7 +564,8 @@ function route() {
   if (current) current.stop();
   const h = location.hash || "#/";
   const m = h.match(/^#\/s\/([A-Za-z0-9_-]+)/);
-  current = m ? sessionView(m[1]) : h.startsWith("#/admin") ? adminView() : listView();
+  const ev = h.match(/^#\/evals(?:\/([A-Za-z0-9_.-]+))?/);
+  current = m ? sessionView(m[1]) : ev ? evalsView(ev[1]) : h.startsWith("#/admin") ? adminView() : listView();
 }
 
 window.addEventListener("hashchange", route);
