@@ -55,20 +55,22 @@ func TestClientTypechecks(t *testing.T) {
 	node(t, dir, "node_modules/typescript/bin/tsc", "-p", "tsconfig.examples.json")
 }
 
-// Through the client, against the real binary: create and stream to the
-// end, reply, approve (over a connection a proxy cuts), terminate, list
-// with filters and pages, read problems. The events the client streamed
-// for each session are then held against the server's log, read here
-// without the client.
+// Through the client, against the real binary (with --auth keys, so the
+// client's key goes with every request): create and stream to the end,
+// reply, approve (over a connection a proxy cuts), terminate, list with
+// filters and pages, read problems. The events the client streamed for
+// each session are then held against the server's log, read here without
+// the client.
 func TestClientAgainstTheServer(t *testing.T) {
 	dir := nodetest.Project(t, project)
 	build(t, dir)
-	url := serve(t)
+	s := serve(t)
 	result := filepath.Join(t.TempDir(), "streamed.json")
 	out := nodetest.Run(t, dir, "test/client.test.mjs", 2*time.Minute,
-		"AGENTLOOP_URL="+url, "AGENTLOOP_SCRIPTS="+t.TempDir(), "AGENTLOOP_RESULT="+result)
-	if !regexp.MustCompile(`(?m)^# pass 6$`).MatchString(out) || !regexp.MustCompile(`(?m)^# fail 0$`).MatchString(out) {
-		t.Fatalf("want 6 passing Node tests:\n%s", out)
+		"AGENTLOOP_URL="+s.url, "AGENTLOOP_KEY="+s.operator, "AGENTLOOP_VIEWER_KEY="+s.viewer,
+		"AGENTLOOP_SCRIPTS="+t.TempDir(), "AGENTLOOP_RESULT="+result)
+	if !regexp.MustCompile(`(?m)^# pass 7$`).MatchString(out) || !regexp.MustCompile(`(?m)^# fail 0$`).MatchString(out) {
+		t.Fatalf("want 7 passing Node tests:\n%s", out)
 	}
 
 	b, err := os.ReadFile(result)
@@ -86,21 +88,23 @@ func TestClientAgainstTheServer(t *testing.T) {
 	if want := []string{"approve", "hello", "reply", "terminate"}; !slices.Equal(cases, want) {
 		t.Fatalf("streamed sessions %v, want %v", cases, want)
 	}
-	for name, s := range streamed {
-		got := make([]string, len(s.Events))
-		for i, e := range s.Events {
+	for name, sess := range streamed {
+		got := make([]string, len(sess.Events))
+		for i, e := range sess.Events {
 			got[i] = fmt.Sprint(e...)
 		}
-		if log := logOf(t, url, s.ID); !slices.Equal(got, log) {
+		if log := s.logOf(t, sess.ID); !slices.Equal(got, log) {
 			t.Errorf("%s: the client streamed\n%v\nthe log is\n%v", name, got, log)
 		}
 	}
 }
 
 // logOf reads a session's whole log as "seq type" lines.
-func logOf(t *testing.T, url, id string) []string {
+func (s *server) logOf(t *testing.T, id string) []string {
 	t.Helper()
-	resp, err := http.Get(url + "/v1/sessions/" + id + "/events?limit=1000")
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", s.url+"/v1/sessions/"+id+"/events?limit=1000", nil)
+	req.Header.Set("Authorization", "Bearer "+s.viewer)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,19 +160,39 @@ func node(t *testing.T, dir string, args ...string) {
 
 var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
 
-// serve builds the binary and starts `agentloop serve` on a free loopback
-// port with a fresh database, allowing scripted models; it is stopped
-// (SIGTERM, then waited for) when the test ends.
-func serve(t *testing.T) string {
+// server is a running `agentloop serve --auth keys` and two keys of one
+// tenant.
+type server struct {
+	url      string
+	operator string // starts and controls sessions
+	viewer   string // only reads
+}
+
+// serve builds the binary and starts `agentloop serve --auth keys` on a
+// free loopback port with a fresh database, allowing scripted models; it
+// is stopped (SIGTERM, then waited for) when the test ends.
+func serve(t *testing.T) *server {
 	t.Helper()
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "agentloop")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/agentloop").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "serve", "--db", filepath.Join(tmp, "s.db"), "--addr", "127.0.0.1:0",
+	env := append(os.Environ(), "XDG_CONFIG_HOME="+tmp, "AGENTLOOP_CONFIG=", "AGENTLOOP_DB=", "AGENTLOOP_MODEL=", "AGENTLOOP_PRICES=")
+	db := filepath.Join(tmp, "s.db")
+	key := func(role string) string {
+		cmd := exec.Command(bin, "keys", "create", "--db", db, "--tenant", "ts-client", "--role", role)
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil || !strings.HasPrefix(string(out), "al_") {
+			t.Fatalf("keys create --role %s: %v %q", role, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	s := &server{operator: key("operator"), viewer: key("viewer")}
+	cmd := exec.Command(bin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--auth", "keys",
 		"--allow-script-models", "--workspaces", filepath.Join(tmp, "ws"), "--grace", "10s")
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+tmp, "AGENTLOOP_CONFIG=", "AGENTLOOP_DB=", "AGENTLOOP_MODEL=", "AGENTLOOP_PRICES=")
+	cmd.Env = env
 	if os.Geteuid() == 0 && os.Getenv("AGENTLOOP_SANDBOX") == "" {
 		// As root, sandboxed commands run as nobody, who cannot enter the
 		// test's root-private temporary directories. These sessions run no
@@ -204,14 +228,15 @@ func serve(t *testing.T) string {
 			if resp, err := http.Get(m[1] + "/readyz"); err == nil {
 				resp.Body.Close()
 				if resp.StatusCode == 200 {
-					return m[1]
+					s.url = m[1]
+					return s
 				}
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("agentloop serve did not become ready:\n%s", stderr.String())
-	return ""
+	return nil
 }
 
 // firstDifference shows the first line where a and b differ.

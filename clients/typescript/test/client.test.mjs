@@ -1,7 +1,10 @@
 // Drives a real `agentloop serve` through the built client (dist/), the
 // way a TypeScript program meets it. Run by client_node_test.go, which
 // starts the server and sets:
-//   AGENTLOOP_URL      the server, started with --allow-script-models
+//   AGENTLOOP_URL      the server, started with --auth keys and
+//                      --allow-script-models
+//   AGENTLOOP_KEY      an operator's key (starts and controls sessions)
+//   AGENTLOOP_VIEWER_KEY  a viewer's key of the same tenant (only reads)
 //   AGENTLOOP_SCRIPTS  a directory to write the scripted models' files in
 //   AGENTLOOP_RESULT   where to write each session's streamed events, for
 //                      the Go test to hold against the server's log
@@ -18,9 +21,11 @@ import { after, before, test } from "node:test";
 import { ProblemError, createClient, streamEvents } from "../dist/index.js";
 
 const baseUrl = required("AGENTLOOP_URL");
+const apiKey = required("AGENTLOOP_KEY");
+const viewerKey = required("AGENTLOOP_VIEWER_KEY");
 const scripts = required("AGENTLOOP_SCRIPTS");
 const resultFile = required("AGENTLOOP_RESULT");
-const client = createClient({ baseUrl });
+const client = createClient({ baseUrl, apiKey });
 // Labels every session of this run, so lists filter to them alone.
 const suite = `ts-${process.pid}`;
 // What each session streamed: { case: { id, events: [[seq, type], …] } }.
@@ -55,7 +60,7 @@ async function start(name, body) {
 async function follow(name, id, on = async () => {}, options = {}) {
   const events = [];
   const others = [];
-  for await (const item of streamEvents(id, { baseUrl, retryDelayMs: 50, ...options })) {
+  for await (const item of streamEvents(id, { baseUrl, apiKey, retryDelayMs: 50, ...options })) {
     if (item.type === "delta" || item.type === "tool_call") {
       others.push(item);
     } else {
@@ -142,7 +147,7 @@ test("create a session and stream it to the end", { timeout: 60_000 }, async () 
     requests.push(req.headers.get("Last-Event-ID"));
     return fetch(req);
   };
-  for await (const item of streamEvents(id, { baseUrl, after: ended.seq, fetch: counting })) {
+  for await (const item of streamEvents(id, { baseUrl, apiKey, after: ended.seq, fetch: counting })) {
     rest.push(item);
   }
   assert.deepEqual(rest, []);
@@ -303,11 +308,43 @@ test("a refusal is a typed problem", { timeout: 60_000 }, async () => {
   const reconnects = [];
   await assert.rejects(
     async () => {
-      for await (const _ of streamEvents("no-such-session", { baseUrl, onReconnect: (i) => reconnects.push(i) })) {
+      for await (const _ of streamEvents("no-such-session", { baseUrl, apiKey, onReconnect: (i) => reconnects.push(i) })) {
         // nothing arrives
       }
     },
     (err) => err instanceof ProblemError && err.status === 404 && err.problem.detail.includes("no-such-session"),
   );
   assert.deepEqual(reconnects, []);
+});
+
+test("the key goes with every request, the stream's too", { timeout: 60_000 }, async () => {
+  const id = streamed.hello.id;
+  // Without a key: 401, typed, from the client and from the stream.
+  const anonymous = createClient({ baseUrl });
+  const { error, response } = await anonymous.GET("/v1/sessions/{id}", { params: { path: { id } } });
+  assert.equal(response.status, 401);
+  assert.equal(error.status, 401);
+  assert.match(error.detail, /\S/);
+  await assert.rejects(
+    async () => {
+      for await (const _ of streamEvents(id, { baseUrl })) {
+        // nothing arrives
+      }
+    },
+    (err) => err instanceof ProblemError && err.status === 401,
+  );
+
+  // A viewer reads, streams and lists, and may not start a session.
+  const viewer = createClient({ baseUrl, apiKey: viewerKey });
+  const { data: state } = await viewer.GET("/v1/sessions/{id}", { params: { path: { id } } });
+  assert.equal(state.status, "completed");
+  const seqs = [];
+  for await (const ev of streamEvents(id, { baseUrl, apiKey: viewerKey })) {
+    seqs.push(ev.seq);
+  }
+  assert.deepEqual(seqs, streamed.hello.events.map(([seq]) => seq));
+  const refused = await viewer.POST("/v1/sessions", { body: { task: "not allowed" } });
+  assert.equal(refused.response.status, 403);
+  assert.equal(refused.error.status, 403);
+  assert.match(refused.error.detail, /\S/);
 });
