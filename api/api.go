@@ -45,6 +45,9 @@ type StartRequest struct {
 	// Thinking lets a reasoning model think: low, medium, high or a
 	// token budget (Anthropic).
 	Thinking string `json:"thinking,omitempty"`
+	// Notify is a URL the server POSTs signed notifications to when the
+	// session waits for a person, is paused, or ends.
+	Notify string `json:"notify,omitempty"`
 }
 
 // Message is one message of a conversation a session starts from.

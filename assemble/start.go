@@ -9,6 +9,7 @@ import (
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/provider"
+	"github.com/agentloop/agentloop/notify"
 	"github.com/agentloop/agentloop/service"
 )
 
@@ -41,6 +42,10 @@ type StartDefaults struct {
 	// approval: the person asking is the one whose machine runs them
 	// (the CLI). Otherwise only a session whose tools run unasked may.
 	LocalVerify bool
+	// NotifyURLs lets a request name its own notify URL (the server signs
+	// and sends those notifications); NotifyPrivate lets that URL be a
+	// loopback or private address.
+	NotifyURLs, NotifyPrivate bool
 }
 
 // Bounds on verification commands a request supplies.
@@ -198,6 +203,9 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 		}
 	}
 	t.Labels, t.Verify, t.Workspace, t.Tools = req.Labels, req.Verify, req.Workspace, req.Tools
+	if err := d.notify(&t, req); err != nil {
+		return t, err
+	}
 	if req.Protocol != "" {
 		if !d.AllowFiles {
 			return t, forbidden("protocol files name a file of the server's and are refused unless the server was started with --allow-script-models")
@@ -267,4 +275,31 @@ func firstInt(n ...int) int {
 		}
 	}
 	return 0
+}
+
+// notify records the request's notify URL as a session label, the one
+// way that label gets set.
+func (d StartDefaults) notify(t *loop.Task, req api.StartRequest) error {
+	if _, ok := req.Labels[notify.NotifyLabel]; ok {
+		return invalid("label %q is reserved: give the URL as \"notify\"", notify.NotifyLabel)
+	}
+	if req.Notify == "" {
+		return nil
+	}
+	if !d.NotifyURLs {
+		return invalid("notify: this server sends no notifications to sessions' own URLs (start it with --webhook-secret-file)")
+	}
+	if err := notify.CheckURL(req.Notify, d.NotifyPrivate); err != nil {
+		return invalid("notify: %v", err)
+	}
+	if len(req.Notify) > 256 {
+		return invalid("notify: a URL of at most 256 characters")
+	}
+	labels := make(map[string]string, len(req.Labels)+1)
+	for k, v := range req.Labels {
+		labels[k] = v
+	}
+	labels[notify.NotifyLabel] = req.Notify
+	t.Labels = labels
+	return nil
 }
