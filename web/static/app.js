@@ -258,7 +258,7 @@ function sessionView(id) {
     const s = state, running = s.status === "running", stopped = s.status === "paused" || s.status === "waiting";
     // The controls are rebuilt only when what they show changed: a button
     // a person is pressing is never swapped out under the pointer.
-    const sig = JSON.stringify([s.status, s.reason, s.detail, s.question, s.current_iteration, s.max_iterations, s.model, s.pending_approvals]);
+    const sig = JSON.stringify([s.status, s.reason, s.detail, s.question, s.current_iteration, s.max_iterations, s.model, s.current_model, s.pending_approvals]);
     if (!top || top.sig !== sig) top = { sig, nodes: controls(s, running, stopped) };
     const [header, ...approvals] = top.nodes;
     const side = el("div", {},
@@ -325,7 +325,8 @@ function sessionView(id) {
     const header = el("div", { class: "card" },
       el("h1", {}, s.task),
       el("div", { class: "row" }, el("span", { id: "status" }, badge(s.status)), s.reason ? el("span", { class: "muted", id: "reason" }, s.reason) : null,
-        el("span", { id: "step-text" }, `Step ${s.current_iteration} of ${s.max_iterations}`), el("span", { class: "muted", title: s.model || "" }, shortModel(s.model))),
+        el("span", { id: "step-text" }, `Step ${s.current_iteration} of ${s.max_iterations}`), el("span", { class: "muted", title: s.model || "" }, shortModel(s.model)),
+        s.current_model && s.current_model !== s.model ? el("span", { id: "now-on", title: "its model kept failing; the session moved to a fallback model" }, "→ now on " + shortModel(s.current_model)) : null),
       el("div", { class: "progress", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": String(s.max_iterations), "aria-valuenow": String(s.current_iteration), "aria-label": "steps" }, el("div", { width: pct + "%" })),
       s.detail ? el("p", { class: "muted" }, s.detail) : null,
       (s.labels || {}).follow_up_of ? el("p", { id: "follow-up-of" }, "Follow-up of ", el("a", { href: "#/s/" + s.labels.follow_up_of }, s.labels.follow_up_of)) : null,
@@ -355,6 +356,8 @@ function sessionView(id) {
       el("pre", {}, cut(c.output, 20000))));
     return el("div", { class: "iter" + (isCurrent ? " current" : "") + (it.number === selected ? " selected" : ""), "data-n": String(it.number) },
       el("h3", {}, `Step ${it.number} · ${it.status}${it.duration ? " · " + fmtDur(it.duration) : ""} · ${(it.usage.input_tokens || 0) + (it.usage.output_tokens || 0)} tokens `,
+        // A fallback model did this step: say which.
+        it.model && state && it.model !== state.model ? el("span", { class: "switched", title: it.model }, "· fallback " + shortModel(it.model) + " ") : null,
         el("button", { class: "link", "data-details": String(it.number), "aria-label": `Details of step ${it.number}`, "aria-pressed": String(it.number === selected), onclick: () => select(it.number === selected ? 0 : it.number) }, it.number === selected ? "Hide details" : "Details")),
       it.error ? el("p", { class: "error" }, it.error) : null, msgs, tools,
       isCurrent && live ? el("div", { class: "live", id: "live" }, live) : null);
