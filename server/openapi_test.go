@@ -418,6 +418,18 @@ func TestOpenAPIResponsesMatchTheSpec(t *testing.T) {
 	call("DELETE /v1/keys/{id}", "/v1/keys/"+key.ID, "", "", 204)
 	call("DELETE /v1/keys/{id}", "/v1/keys/"+key.ID, "", "", 404)
 
+	// The same log in other protocols: AG-UI and the AI SDK's UI message stream.
+	call("GET /v1/sessions/{id}/agui", "/v1/sessions/"+id+"/agui", "", "", 200)
+	call("GET /v1/sessions/{id}/agui", "/v1/sessions/no.such/agui", "", "", 400)
+	call("GET /v1/sessions/{id}/ui-stream", "/v1/sessions/"+id+"/ui-stream", "", "", 200)
+	call("GET /v1/sessions/{id}/ui-stream", "/v1/sessions/"+id+"/ui-stream?after=100000", "", "", 204)
+	call("GET /v1/ui-stream/{id}/stream", "/v1/ui-stream/"+id+"/stream", "", "", 204)
+	call("GET /v1/ui-stream/{id}/stream", "/v1/ui-stream/nosuch/stream", "", "", 404)
+	call("POST /v1/agui", "/v1/agui", "", `{"threadId":"spec","runId":"r1","messages":[{"id":"u1","role":"user","content":"hi"}]}`, 200)
+	call("POST /v1/agui", "/v1/agui", "", `{"runId":"r1","messages":[]}`, 400)
+	call("POST /v1/ui-stream", "/v1/ui-stream", "", `{"id":"spec","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"hi"}]}]}`, 200)
+	call("POST /v1/ui-stream", "/v1/ui-stream", "", `{"id":"spec","trigger":"regenerate-message","messages":[]}`, 409)
+
 	// Problems every route can answer.
 	call(opGet, "/v1/sessions/nosuch", "", "", 404)
 	call(opGet, "/v1/sessions/no.such", "", "", 400)

@@ -188,6 +188,12 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/sessions/{id}/messages", s.auth(s.reply))
 	m.HandleFunc("POST /v1/sessions/{id}/approvals/{call}", s.auth(s.decide))
 	m.HandleFunc("POST /v1/sessions/{id}/follow-up", s.auth(s.followUp))
+	// AG-UI and the AI SDK's UI message stream: projections of the log (agui.go, uistream.go).
+	m.HandleFunc("POST /v1/agui", s.auth(s.aguiRun))
+	m.HandleFunc("GET /v1/sessions/{id}/agui", s.auth(s.aguiFollow))
+	m.HandleFunc("POST /v1/ui-stream", s.auth(s.uiChat))
+	m.HandleFunc("GET /v1/ui-stream/{id}/stream", s.auth(s.uiReconnect))
+	m.HandleFunc("GET /v1/sessions/{id}/ui-stream", s.auth(s.uiFollow))
 	m.HandleFunc("/", s.noRoute)
 	if s.cfg.UI != nil {
 		m.Handle("GET /{$}", s.cfg.UI)

@@ -173,15 +173,21 @@ func (s *Server) uiChat(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	var id string
+	var id, messageID string
 	var rg streamRange
 	var deltas <-chan feed.Delta
 	if found {
 		id = st.ID
 		deltas = s.subscribeDeltas(ctx, id)
 		rg = streamRange{after: st.Seq, liveAfter: st.Seq, stopAt: st.Seq + 1}
-		if !s.uiContinue(w, r, st, in.Messages) {
+		approvals, ok := s.uiContinue(w, r, st, in.Messages)
+		if !ok {
 			return
+		}
+		if approvals {
+			// The answer goes on with the assistant message that asked,
+			// as useChat continues it.
+			messageID = in.Messages[len(in.Messages)-1].ID
 		}
 	} else {
 		msgs, err := uiConversation(in.Messages)
@@ -201,44 +207,39 @@ func (s *Server) uiChat(w http.ResponseWriter, r *http.Request) {
 		deltas = s.subscribeDeltas(ctx, id)
 		rg = streamRange{after: 0, liveAfter: 0, stopAt: 1}
 	}
-	s.uiStream(ctx, w, id, rg, deltas, fmt.Sprintf("%s-%d", id, rg.after+1))
+	s.uiStream(ctx, w, id, rg, deltas, firstSet(messageID, fmt.Sprintf("%s-%d", id, rg.after+1)))
 }
 
 // uiContinue carries a chat's session on: the approvals in the last
-// assistant message are decided, else the last message is a reply.
-func (s *Server) uiContinue(w http.ResponseWriter, r *http.Request, st *loop.State, msgs []uiMessage) bool {
-	if st.Status == loop.StatusWaiting && st.Reason == loop.ReasonApproval {
+// message, an assistant's, are decided, else the last message is a reply.
+// On refusal the answer has been written (ok false).
+func (s *Server) uiContinue(w http.ResponseWriter, r *http.Request, st *loop.State, msgs []uiMessage) (approvals, ok bool) {
+	if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" && st.Status == loop.StatusWaiting && st.Reason == loop.ReasonApproval {
 		decided := 0
-		for i := len(msgs) - 1; i >= 0 && decided == 0; i-- {
-			if msgs[i].Role != "assistant" {
+		for _, p := range msgs[n-1].Parts {
+			if p.State != "approval-responded" || p.Approval == nil || p.Approval.Approved == nil {
 				continue
 			}
-			for _, p := range msgs[i].Parts {
-				if p.State != "approval-responded" || p.Approval == nil || p.Approval.Approved == nil {
-					continue
-				}
-				for _, pa := range st.PendingApprovals {
-					if pa.CallID == p.ToolCallID || pa.CallID == p.Approval.ID {
-						d := api.Decision{Approve: p.Approval.Approved, ArgsHash: pa.ArgsHash, Reason: p.Approval.Reason}
-						if !s.decideInternally(w, r, st.ID, pa.CallID, d) {
-							return false
-						}
-						decided++
+			for _, pa := range st.PendingApprovals {
+				if pa.CallID == p.ToolCallID || pa.CallID == p.Approval.ID {
+					d := api.Decision{Approve: p.Approval.Approved, ArgsHash: pa.ArgsHash, Reason: p.Approval.Reason}
+					if !s.decideInternally(w, r, st.ID, pa.CallID, d) {
+						return false, false
 					}
+					decided++
 				}
 			}
-			break
 		}
 		if decided > 0 {
-			return true
+			return true, true
 		}
 	}
-	text, ok := lastUserText(msgs)
-	if !ok {
-		problem(w, http.StatusBadRequest, fmt.Sprintf("chat session %s is %s: send a user's message last (or the approvals it waits for)", st.ID, st.Status))
-		return false
+	text, isUser := lastUserText(msgs)
+	if !isUser {
+		problem(w, http.StatusBadRequest, fmt.Sprintf("chat session %s is %s: send a user's message last (or, after an assistant's, the approvals it waits for)", st.ID, st.Status))
+		return false, false
 	}
-	return s.replyInternally(w, r, st.ID, text)
+	return false, s.replyInternally(w, r, st.ID, text)
 }
 
 // uiFollow streams a session as one assistant message, from its start

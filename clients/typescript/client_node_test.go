@@ -1,7 +1,8 @@
 // Package typescript_test holds the Go side of the TypeScript client's
 // tests: it builds the package with tsc, typechecks its example, checks
-// the generated schema.ts against server/openapi.json, and runs
-// test/client.test.mjs against a real `agentloop serve`.
+// the generated schema.ts against server/openapi.json, runs
+// test/client.test.mjs against a real `agentloop serve` and
+// test/stream.test.mjs against loopback servers of its own.
 package typescript_test
 
 import (
@@ -69,9 +70,7 @@ func TestClientAgainstTheServer(t *testing.T) {
 	out := nodetest.Run(t, dir, "test/client.test.mjs", 2*time.Minute,
 		"AGENTLOOP_URL="+s.url, "AGENTLOOP_KEY="+s.operator, "AGENTLOOP_VIEWER_KEY="+s.viewer,
 		"AGENTLOOP_SCRIPTS="+t.TempDir(), "AGENTLOOP_RESULT="+result)
-	if !regexp.MustCompile(`(?m)^# pass 7$`).MatchString(out) || !regexp.MustCompile(`(?m)^# fail 0$`).MatchString(out) {
-		t.Fatalf("want 7 passing Node tests:\n%s", out)
-	}
+	allPassed(t, out, 7)
 
 	b, err := os.ReadFile(result)
 	if err != nil {
@@ -95,6 +94,27 @@ func TestClientAgainstTheServer(t *testing.T) {
 		}
 		if log := s.logOf(t, sess.ID); !slices.Equal(got, log) {
 			t.Errorf("%s: the client streamed\n%v\nthe log is\n%v", name, got, log)
+		}
+	}
+}
+
+// The stream's reader, against what the real server never sends but a
+// network or another server may: messages split at every byte, CR and
+// CRLF line ends, a message cut off, 503 and 429, a page that is not a
+// stream; and a loop that breaks or a signal that aborts closes it.
+func TestStreamEdgeCases(t *testing.T) {
+	dir := nodetest.Project(t, project)
+	build(t, dir)
+	allPassed(t, nodetest.Run(t, dir, "test/stream.test.mjs", time.Minute), 7)
+}
+
+// allPassed checks node:test's summary: n tests ran, and all passed (a
+// test file that stopped registering tests fails here too).
+func allPassed(t *testing.T, out string, n int) {
+	t.Helper()
+	for _, line := range []string{fmt.Sprintf("# tests %d", n), fmt.Sprintf("# pass %d", n), "# fail 0"} {
+		if !regexp.MustCompile(`(?m)^` + line + `$`).MatchString(out) {
+			t.Fatalf("want %q in the Node tests' summary:\n%s", line, out)
 		}
 	}
 }

@@ -479,6 +479,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agui": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run an AG-UI thread: start its session, reply to it, or resume its approvals
+         * @description AG-UI (the Agent-User Interaction protocol) for @ag-ui/client's HttpAgent. A thread is a session: the session whose ID is threadId, or the caller's session labelled agui_thread=threadId. A new thread starts a session from messages (forwardedProps takes the start options of POST /v1/sessions: model, approval, workspace, max_iterations, tools…); on a thread whose session waits or runs, the last message (a user's) is a reply; resume entries approve (status resolved, payload.approved not false) or deny the calls the last run was interrupted for. The run streams the session's log up to its next stop: text messages (from token deltas), tool calls and results, the plan as STATE_SNAPSHOT/STATE_DELTA ({"plan": …}), iterations as steps; RUN_FINISHED with outcome interrupt lists pending approvals. Tools offered by the client are refused.
+         */
+        post: operations["runAGUI"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/agui": {
+        parameters: {
+            query?: {
+                /** @description Show the events after this sequence number only */
+                after?: number;
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A session as one AG-UI run, from its start to its next stop
+         * @description The user's messages are shown too. A stopped session's run ends at once after its last event.
+         */
+        get: operations["followSessionAGUI"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ui-stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a chat's messages (AI SDK useChat / DefaultChatTransport) and stream the session's answer
+         * @description A chat is a session: the session whose ID is the chat's id, or the caller's session labelled ui_chat=id. A new chat starts a session from its messages (text parts; start options such as model beside them, as DefaultChatTransport's body sends them); for a chat with a session, the last message is a reply (a user's) or, an assistant's, carries the approvals given (tool parts in state approval-responded), and the answer goes on with that message. The answer is the log up to the session's next stop as one assistant message: steps per iteration, text from token deltas, dynamic tool parts with inputs and outputs, the plan as data-plan, approval requests, and finish with messageMetadata {session_id, status, reason, answer}. regenerate-message is refused (409).
+         */
+        post: operations["chatUIStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ui-stream/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Resume the answer a chat's session is giving (DefaultChatTransport's reconnect)
+         * @description The current turn from its beginning while the session runs; 204 when it is stopped (nothing to resume).
+         */
+        get: operations["reconnectUIStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/ui-stream": {
+        parameters: {
+            query?: {
+                /** @description Show the events after this sequence number only */
+                after?: number;
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        /** A session as one assistant message of the UI message stream, to its next stop */
+        get: operations["followSessionUIStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1330,6 +1440,70 @@ export interface components {
                 backend: string;
                 network: string;
             };
+        };
+        /** @description RunAgentInput (@ag-ui/core 1.0). Fields not listed are allowed and not used. */
+        AGUIRunInput: {
+            threadId: string;
+            runId: string;
+            messages: ({
+                id: string;
+                /** @enum {string} */
+                role: "developer" | "system" | "assistant" | "user" | "tool" | "activity" | "reasoning";
+                /** @description Text, or an array of parts of which only text parts are taken */
+                content?: unknown;
+            } & {
+                [key: string]: unknown;
+            })[];
+            /** @description Must be empty: the session's tools are the server's */
+            tools?: Record<string, never>[];
+            context?: {
+                description?: string;
+                value?: string;
+            }[];
+            /** @description Not used: the state is the session's plan */
+            state?: unknown;
+            /** @description Start options of POST /v1/sessions (model, approval, workspace, max_iterations, tools, labels…) */
+            forwardedProps?: {
+                [key: string]: unknown;
+            };
+            resume?: {
+                /** @description The pending call's id */
+                interruptId: string;
+                /** @enum {string} */
+                status: "resolved" | "cancelled";
+                payload?: {
+                    approved?: boolean;
+                    reason?: string;
+                    /** @description Edited arguments */
+                    arguments?: unknown;
+                };
+            }[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description What DefaultChatTransport sends, with start options for a new chat (those of POST /v1/sessions). Fields not listed are allowed and not used. */
+        UIChatRequest: {
+            /** @description The chat's id */
+            id: string;
+            messages: ({
+                id?: string;
+                /** @enum {string} */
+                role: "system" | "user" | "assistant";
+                parts: {
+                    [key: string]: unknown;
+                }[];
+            } & {
+                [key: string]: unknown;
+            })[];
+            /** @enum {string} */
+            trigger?: "submit-message" | "regenerate-message";
+            messageId?: string;
+            model?: string;
+            approval?: string;
+            workspace?: string;
+            max_iterations?: number;
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: {
@@ -2284,6 +2458,183 @@ export interface operations {
             };
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    runAGUI: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AGUIRunInput"];
+            };
+        };
+        responses: {
+            /** @description AG-UI events as Server-Sent Events (data: one event per frame), from RUN_STARTED to RUN_FINISHED or RUN_ERROR */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            422: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    followSessionAGUI: {
+        parameters: {
+            query?: {
+                /** @description Show the events after this sequence number only */
+                after?: number;
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description AG-UI events as Server-Sent Events (data: one event per frame), from RUN_STARTED to RUN_FINISHED or RUN_ERROR */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    chatUIStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UIChatRequest"];
+            };
+        };
+        responses: {
+            /** @description The UI message stream (header x-vercel-ai-ui-message-stream: v1): start, steps, text, tool, data-plan and finish chunks, then data: [DONE] */
+            200: {
+                headers: {
+                    /** @description The protocol version */
+                    "x-vercel-ai-ui-message-stream"?: "v1";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            422: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    reconnectUIStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The UI message stream (header x-vercel-ai-ui-message-stream: v1): start, steps, text, tool, data-plan and finish chunks, then data: [DONE] */
+            200: {
+                headers: {
+                    /** @description The protocol version */
+                    "x-vercel-ai-ui-message-stream"?: "v1";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The session is not running: there is no answer to resume */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    followSessionUIStream: {
+        parameters: {
+            query?: {
+                /** @description Show the events after this sequence number only */
+                after?: number;
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The UI message stream (header x-vercel-ai-ui-message-stream: v1): start, steps, text, tool, data-plan and finish chunks, then data: [DONE] */
+            200: {
+                headers: {
+                    /** @description The protocol version */
+                    "x-vercel-ai-ui-message-stream"?: "v1";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The session is stopped and everything after ?after= was read */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
             421: components["responses"]["Problem"];
             429: components["responses"]["Problem"];
         };

@@ -12,9 +12,11 @@
 //     server answers 204).
 //   - Token deltas and tool-call timeline lines are not in the log: they
 //     have no seq, and those sent while a connection was down are gone.
-//   - A refusal (404, 401, 403, 400) is thrown as a ProblemError at once;
-//     network errors, cut streams, 429 and 5xx are retried, and thrown
-//     only after options.retries reconnects in a row brought no event.
+//   - A refusal (404, 401, 403, 400) is thrown as a ProblemError at once,
+//     and a 200 that is not text/event-stream (baseUrl is not an agentloop
+//     server) as an Error at once; network errors, cut streams, 429 and 5xx are
+//     retried, and thrown only after options.retries reconnects in a row
+//     brought no event.
 //   - Breaking out of the loop, or options.signal, closes the connection.
 
 import { baseOf, headersOf, type ClientOptions } from "./options.js";
@@ -95,6 +97,11 @@ export async function* streamEvents(
       if (res.status === 204) {
         return; // the session ended at or before `last`
       }
+      if (res.ok && !(res.headers.get("Content-Type") ?? "").startsWith("text/event-stream")) {
+        throw new NotAStreamError(
+          `${url} answered ${res.status} with ${res.headers.get("Content-Type") || "no Content-Type"}, not an event stream: is ${baseOf(options)} an agentloop server?`,
+        );
+      }
       if (res.ok && res.body) {
         for await (const msg of messages(res.body)) {
           if (msg.event === "delta") {
@@ -127,7 +134,7 @@ export async function* streamEvents(
         throw new ProblemError(await problemOf(res));
       }
     } catch (err) {
-      if (err instanceof ProblemError || options.signal?.aborted) {
+      if (err instanceof ProblemError || err instanceof NotAStreamError || options.signal?.aborted) {
         throw err;
       }
       broke = err;
@@ -145,6 +152,11 @@ export async function* streamEvents(
     await sleep(Math.max(delay, retryAfter), options.signal);
     delay = Math.min(delay * 2, 5000);
   }
+}
+
+/** An answer that is not an event stream: retrying will not help. */
+class NotAStreamError extends Error {
+  override name = "NotAStreamError";
 }
 
 /** One Server-Sent Event. */
