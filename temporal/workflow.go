@@ -5,17 +5,27 @@
 // policy. Pause, resume, reply, approve and terminate are signals; the
 // session's state is a query.
 //
+// Steps run as local activities, in the worker that runs the workflow
+// task: steps in a row cost no round trip through the server. A signal
+// reaches workflow code only between workflow tasks, so once a task's
+// steps have run for Input.ControlDelay the next step is a regular
+// activity, which ends the task; a control waits at most that long plus
+// the step under way.
+//
 // The workflow history stays small: events, model replies and tool output
 // live in the agentloop store, and the history carries only the session ID
 // and a short summary of each step. A long session continues as new every
 // StepsPerRun steps, carrying the controls not yet applied.
 //
 // Exactly once: every step is rebuilt from the store's log and durable
-// before its activity completes, so an activity retried after a worker
-// died continues from what the log holds — a recorded model reply is not
-// asked for again, and a tool call that may have half-run is re-run only
-// if its tool is idempotent (otherwise the model is told its outcome is
-// unknown), as after a crash of a local runner.
+// before it completes, so a step taken again after a worker died (an
+// activity retried, or local activities the server had not recorded
+// before the crash, run again from its last workflow task) continues from
+// what the log holds: a recorded model reply is not asked for again, and
+// a tool call that may have half-run is re-run only if its tool is
+// idempotent (otherwise the model is told its outcome is unknown), as
+// after a crash of a local runner. A worker that died in a local step is
+// noticed when its workflow task times out (10 s by default).
 package temporal
 
 import (
@@ -51,6 +61,12 @@ type Input struct {
 	// tools 30 min, bookkeeping 15 min), and how often a running step
 	// must heartbeat (default 30 s): a worker that died is noticed then.
 	ModelTimeout, ToolsTimeout, BookkeepingTimeout, Heartbeat time.Duration
+	// ControlDelay bounds how long a person's control waits while steps
+	// run (default 250 ms, plus the step under way): steps run as local
+	// activities in one workflow task, and a signal reaches the workflow
+	// only between tasks, so once the steps of a task have run this long
+	// the next step is a regular activity, which ends the task.
+	ControlDelay time.Duration
 	// Carried across continue-as-new: where the session was and the
 	// controls not applied yet.
 	Last    *Summary
@@ -106,9 +122,14 @@ func SessionWorkflow(ctx workflow.Context, in Input) (Summary, error) {
 		return cur, err
 	}
 	// Histories recorded before bookkeeping ran as a local activity
-	// replay as they ran (see testdata/history-v0.json).
+	// replay as they ran (see testdata/history-v0.json), and so do those
+	// recorded before every step did (testdata/history.json).
 	localBookkeeping := workflow.GetVersion(ctx, "local-bookkeeping", workflow.DefaultVersion, 1) == 1
+	localSteps := workflow.GetVersion(ctx, "local-steps", workflow.DefaultVersion, 1) == 1
 	signals := workflow.GetSignalChannel(ctx, ControlSignal)
+	// When the workflow task under way began, in workflow time (which
+	// local activities' results move on, as recorded in their markers).
+	taskStart := workflow.Now(ctx)
 	take := func(c Control) {
 		switch c.Kind {
 		case ControlPause:
@@ -141,6 +162,7 @@ func SessionWorkflow(ctx workflow.Context, in Input) (Summary, error) {
 				// Nothing to do until a person acts.
 				var c Control
 				signals.Receive(ctx, &c)
+				taskStart = workflow.Now(ctx)
 				take(c)
 				continue
 			}
@@ -151,7 +173,11 @@ func SessionWorkflow(ctx workflow.Context, in Input) (Summary, error) {
 				RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{refusedType}},
 			})
 			var next Summary
-			if err := workflow.ExecuteActivity(actx, ControlActivity, in.SessionID, c).Get(ctx, &next); err != nil {
+			err := workflow.ExecuteActivity(actx, ControlActivity, in.SessionID, c).Get(ctx, &next)
+			if localSteps {
+				taskStart = workflow.Now(ctx)
+			}
+			if err != nil {
 				workflow.GetLogger(ctx).Warn("control refused", "session", in.SessionID, "control", string(c.Kind), "error", err)
 				continue // refused (e.g. a reply to a session waiting for approval): the session stays as it is
 			}
@@ -179,12 +205,20 @@ func SessionWorkflow(ctx workflow.Context, in Input) (Summary, error) {
 		}
 		var next Summary
 		var step workflow.Future
-		if kind == loop.StepBookkeeping && localBookkeeping {
-			// Bookkeeping runs beside the workflow code (a local
-			// activity): no round trip through the server for it.
+		local := kind == loop.StepBookkeeping && localBookkeeping
+		if localSteps {
+			local = workflow.Now(ctx).Sub(taskStart) < orDefault(in.ControlDelay, 250*time.Millisecond)
+		}
+		if local {
+			// The step runs beside the workflow code (a local activity):
+			// no round trip through the server for it, and steps in a row
+			// are one workflow task. Safe to take again after a crash for
+			// the reason any step is (see the package doc): the log, not
+			// the workflow history, says what has been done.
+			opts := stepOptions(in, kind)
 			lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-				StartToCloseTimeout: orDefault(in.BookkeepingTimeout, 15*time.Minute),
-				RetryPolicy:         stepOptions(in, kind).RetryPolicy,
+				StartToCloseTimeout: opts.StartToCloseTimeout,
+				RetryPolicy:         opts.RetryPolicy,
 			})
 			step = workflow.ExecuteLocalActivity(lctx, StepActivity, in.SessionID, controls)
 		} else {
@@ -192,6 +226,11 @@ func SessionWorkflow(ctx workflow.Context, in Input) (Summary, error) {
 		}
 		if err := step.Get(ctx, &next); err != nil {
 			return cur, err
+		}
+		if !local && localSteps {
+			// A regular activity's result comes in a new workflow task,
+			// with the signals sent meanwhile.
+			taskStart = workflow.Now(ctx)
 		}
 		cur = next
 		if kind == loop.StepBookkeeping {

@@ -63,7 +63,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, steps int) *fixture {
 	t.Helper()
-	f := &fixture{st: memory.New(), tools: &counter{}, model: scripted.NewCompact(script(steps))}
+	return newScriptFixture(t, script(steps))
+}
+
+func newScriptFixture(t *testing.T, sc *scripted.Script) *fixture {
+	t.Helper()
+	f := &fixture{st: memory.New(), tools: &counter{}, model: scripted.NewCompact(sc)}
 	reg := tool.MustRegistry(f.tools.tool())
 	r, err := loop.New(loop.Config{Model: f.model, ModelName: "scripted", Tools: reg, Log: f.st})
 	if err != nil {
@@ -92,6 +97,17 @@ func (f *fixture) final(t *testing.T) *loop.State {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// ran is how many tool calls have run.
+func (f *fixture) ran() int {
+	f.tools.mu.Lock()
+	defer f.tools.mu.Unlock()
+	n := 0
+	for _, k := range f.tools.runs {
+		n += k
+	}
+	return n
 }
 
 func (f *fixture) eachToolOnce(t *testing.T, n int) {

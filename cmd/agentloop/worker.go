@@ -28,14 +28,15 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	namespace := fs.String("namespace", "default", "the Temporal namespace")
 	queue := fs.String("task-queue", temporal.DefaultTaskQueue, "the task queue sessions are started on")
 	db := dbFlag(fs)
-	heartbeat := fs.Duration("heartbeat", 5*time.Second, "how often a running step tells Temporal it is alive (keep it well under the workflows' heartbeat timeout)")
+	heartbeat := fs.Duration("heartbeat", 5*time.Second, "how often a step run as a regular activity tells Temporal it is alive (keep it well under the workflows' heartbeat timeout)")
 	var sb sandboxFlags
 	sb.register(fs, "none") // as agentloop serve: every worker applies the same rules
 	maxSteps := fs.Int("max-concurrent-steps", 0, "most steps this worker runs at once (0: the SDK's default)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: agentloop worker --temporal HOST:PORT [flags]\n\nRuns agentloop sessions as Temporal workflows: each model call, the tool calls and the")
-		fmt.Fprintln(stderr, "bookkeeping between are activities; events live in the session database (--db), which")
-		fmt.Fprintln(stderr, "every worker and server of the deployment must share (PostgreSQL across machines).\n\nFlags:")
+		fmt.Fprintln(stderr, "bookkeeping between are activities (most run locally, beside the workflow); events live")
+		fmt.Fprintln(stderr, "in the session database (--db), which every worker and server of the deployment must")
+		fmt.Fprintln(stderr, "share (PostgreSQL across machines).\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
@@ -76,7 +77,7 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	}
 	defer c.Close()
 	w := temporal.NewWorker(c, *queue, &temporal.Activities{Runner: runner, HeartbeatEvery: *heartbeat},
-		worker.Options{MaxConcurrentActivityExecutionSize: *maxSteps})
+		worker.Options{MaxConcurrentActivityExecutionSize: *maxSteps, MaxConcurrentLocalActivityExecutionSize: *maxSteps})
 	if err := w.Start(); err != nil {
 		return fail(stderr, "starting the worker: %v", err)
 	}
