@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop/store/storetest"
 )
@@ -36,4 +37,39 @@ func BenchmarkLoad(b *testing.B) {
 	s := open(b, tempPath(b))
 	defer s.Close()
 	storetest.BenchLoad(b, s)
+}
+
+// BenchmarkToolCallCommit is the commit a plain (non-idempotent) tool's
+// every call waits for: one session under a lease, each iteration handing
+// three events to an asynchronous commit (the last call's result and the
+// next iteration's start, as the runner commits them behind the model
+// call) and then appending two fenced and waiting (the reply and
+// tool.started, durable before the tool may run). ns/op is one iteration,
+// the waited append's whole latency included.
+//
+//	go test -run '^$' -bench ToolCallCommit -benchtime 5000x ./store/sqlite/
+func BenchmarkToolCallCommit(b *testing.B) {
+	s := open(b, tempPath(b))
+	defer s.Close()
+	ctx := b.Context()
+	le, err := s.AppendAcquiring(ctx, "bench", time.Minute, storetest.FakeEvent("tc", 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	evs := storetest.FakeEvents("tc", 2, 1+int64(b.N)*5)
+	pending := make(chan error, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		it := evs[i*5 : i*5+5]
+		s.AppendFencedAsync(ctx, le.Token, it[:3], func(err error) { pending <- err })
+		if err := s.AppendFenced(ctx, le.Token, it[3:]...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	for range b.N {
+		if err := <-pending; err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -25,7 +25,7 @@ func (s *Store) Acquire(ctx context.Context, id, owner string, ttl time.Duration
 		if err := errors.Join(reqErr, fatal); err != nil {
 			return err
 		}
-		_, err := w.conn.ExecContext(ctx, upsertLeaseSQL, id, owner, a.Token, a.Expires.UnixNano())
+		_, err := w.upsertLease.ExecContext(ctx, id, owner, a.Token, a.Expires.UnixNano())
 		if err != nil {
 			return fmt.Errorf("sqlite store %s: write lease of %s: %w", s.path, id, err)
 		}
@@ -50,7 +50,7 @@ func (w *writer) grant(ctx context.Context, id string, a *appendq.Acquisition) (
 	now := w.clock()
 	var owner string
 	var token, expires int64
-	err := w.conn.QueryRowContext(ctx, `SELECT owner, token, expires_at FROM leases WHERE session_id = ?`, id).Scan(&owner, &token, &expires)
+	err := w.getLease.QueryRowContext(ctx, id).Scan(&owner, &token, &expires)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite store %s: read lease of %s: %w", w.path, id, err)
 	}

@@ -108,6 +108,9 @@ type writer struct {
 	path string
 
 	getSummary, upsertSession, updateProgress, getToken, insertBatch *sql.Stmt
+	// getLease and upsertLease read and write a lease row (grant): a
+	// started session's first commit takes its lease with them.
+	getLease, upsertLease *sql.Stmt
 	// begin, commit and rollback are the transaction statements, prepared
 	// once too: parsed anew for every transaction they cost the writer as
 	// much CPU as an append's own statements.
@@ -199,6 +202,8 @@ WHERE sessions.last_seq = ?`)
 WHERE id = ? AND last_seq = ?`)
 	w.insertBatch = prepare(`INSERT INTO event_batches (session_id, first_seq, last_seq, events) VALUES (?, ?, ?, ?)`)
 	w.getToken = prepare(`SELECT token FROM leases WHERE session_id = ?`)
+	w.getLease = prepare(`SELECT owner, token, expires_at FROM leases WHERE session_id = ?`)
+	w.upsertLease = prepare(upsertLeaseSQL)
 	w.beginSt = prepare(`BEGIN IMMEDIATE`)
 	w.commitSt = prepare(`COMMIT`)
 	w.rollbackSt = prepare(`ROLLBACK`)
@@ -211,7 +216,7 @@ WHERE id = ? AND last_seq = ?`)
 
 func (w *writer) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{w.getSummary, w.upsertSession, w.updateProgress, w.getToken, w.insertBatch, w.beginSt, w.commitSt, w.rollbackSt} {
+	for _, st := range []*sql.Stmt{w.getSummary, w.upsertSession, w.updateProgress, w.getToken, w.insertBatch, w.getLease, w.upsertLease, w.beginSt, w.commitSt, w.rollbackSt} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -454,7 +459,7 @@ func (w *writer) writeRequest(ctx context.Context, r *request, guessNew bool) (r
 	if a := r.Acquire; a != nil {
 		// Written last: a request refused above has written nothing.
 		id := r.Runs[0].SessionID
-		if _, err := w.conn.ExecContext(ctx, upsertLeaseSQL, id, a.Owner, a.Token, a.Expires.UnixNano()); err != nil {
+		if _, err := w.upsertLease.ExecContext(ctx, id, a.Owner, a.Token, a.Expires.UnixNano()); err != nil {
 			return nil, fmt.Errorf("sqlite store %s: write lease of %s: %w", w.path, id, err)
 		}
 	}
