@@ -26,6 +26,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentloop/agentloop/config"
 	"github.com/agentloop/agentloop/loop"
@@ -204,7 +205,10 @@ func (r *Resolver) profile(name string) (*config.Profile, error) {
 		return nil, nil
 	}
 	if r.Config == nil {
-		return nil, fmt.Errorf("the session uses profile %q, but no config file is loaded (pass --config, or set $AGENTLOOP_CONFIG)", name)
+		if p, ok := config.Builtin(name); ok {
+			return &p, nil
+		}
+		return nil, fmt.Errorf("the session uses profile %q, but no config file is loaded (pass --config, or set $AGENTLOOP_CONFIG); built-in profiles: %s", name, strings.Join(config.BuiltinNames(), ", "))
 	}
 	p, err := r.Config.Profile(name)
 	if err != nil {

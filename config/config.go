@@ -217,12 +217,18 @@ func (c *Config) Profile(name string) (Profile, error) {
 			return p, nil
 		}
 	}
-	if c == nil || len(c.order) == 0 {
-		return Profile{}, fmt.Errorf("no profile %q: the configuration has no profiles", name)
+	if p, ok := Builtin(name); ok {
+		return p, nil
 	}
-	msg := fmt.Sprintf("no profile %q in %s; profiles: %s", name, c.Path, strings.Join(c.order, ", "))
-	if s := suggest(name, c.order); s != "" {
-		msg = fmt.Sprintf("no profile %q in %s; did you mean %q? (profiles: %s)", name, c.Path, s, strings.Join(c.order, ", "))
+	known := BuiltinNames()
+	where := "built in"
+	if c != nil && len(c.order) > 0 {
+		known = append(append([]string(nil), c.order...), known...)
+		where = "in " + c.Path + " or built in"
+	}
+	msg := fmt.Sprintf("no profile %q %s; profiles: %s", name, where, strings.Join(known, ", "))
+	if s := suggest(name, known); s != "" {
+		msg = fmt.Sprintf("no profile %q %s; did you mean %q? (profiles: %s)", name, where, s, strings.Join(known, ", "))
 	}
 	return Profile{}, errors.New(msg)
 }

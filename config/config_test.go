@@ -247,3 +247,33 @@ func TestDefaultPath(t *testing.T) {
 		t.Errorf("DefaultPath = %q", got)
 	}
 }
+
+// The built-in profiles are there without a config file, a file's own
+// profile of the same name wins, and a file may name one as its default.
+func TestBuiltinProfiles(t *testing.T) {
+	var none *Config
+	p, err := none.Profile("strict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := p.Limits()
+	if l.StuckRepeats != 3 || l.StuckErrorRepeats != 3 || !l.StuckNoNudge || l.OnStuck != "pause" || l.BudgetTokens != 50000 || l.Timeout != 10*time.Minute {
+		t.Errorf("strict: %+v", l)
+	}
+	if _, err := none.Profile("strcit"); err == nil || !strings.Contains(err.Error(), `did you mean "strict"`) {
+		t.Errorf("a misspelt built-in: %v", err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	os.WriteFile(path, []byte("default_profile: thorough\nprofiles:\n  strict:\n    limits:\n      max_iterations: 3\n"), 0o600)
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := c.Profile("strict"); p.Limits().MaxIterations != 3 || p.Limits().BudgetTokens != 0 {
+		t.Errorf("the file's strict did not replace the built-in: %+v", p.Limits())
+	}
+	if p, _ := c.Profile(""); p.Name != "thorough" || p.Limits().MaxIterations != 20 {
+		t.Errorf("default_profile thorough: %+v", p)
+	}
+}

@@ -96,7 +96,8 @@ func (p *parser) parse(data []byte) *Config {
 		}
 	}
 	if defaultNode != nil {
-		if _, ok := c.Profiles[c.DefaultProfile]; !ok {
+		_, builtin := Builtin(c.DefaultProfile)
+		if _, ok := c.Profiles[c.DefaultProfile]; !ok && !builtin {
 			p.missingProfile(defaultNode, c)
 		}
 	}

@@ -73,7 +73,7 @@ func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.dir, "dir", ".", "workspace directory the tools may read and change")
 	fs.StringVar(&o.db, "db", defaultDB(), "session database: a SQLite file, or postgres://USER:PASS@HOST/DB ($AGENTLOOP_DB)")
 	fs.StringVar(&o.complexity, "complexity", "", "iteration limit by task size: trivial (5), standard (10) or complex (20)")
-	fs.StringVar(&o.agent, "profile", "", "agent profile from the config file (default: its default_profile)")
+	fs.StringVar(&o.agent, "profile", "", "agent profile from the config file (default: its default_profile), or built in: strict (stuck pauses at the third repeat, 50,000 tokens, 10 minutes), thorough (20 steps, 30 minutes)")
 	fs.StringVar(&o.configPath, "config", "", "config file (default $AGENTLOOP_CONFIG or ~/.config/agentloop/config.yaml, when it exists)")
 	fs.IntVar(&o.maxIterations, "max-iterations", 0, fmt.Sprintf("most model calls the session may make (default %d)", loop.DefaultMaxIterations))
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "wall-clock limit for the whole session")
@@ -240,10 +240,16 @@ func (o *sessionFlags) loadConfig() (*config.Config, *config.Profile, error) {
 	if path == "" {
 		path = config.DefaultPath()
 		if _, err := os.Stat(path); err != nil {
-			if o.agent != "" {
-				return nil, nil, fmt.Errorf("--profile %q: no config file at %s (create one; see config/example.yaml)", o.agent, path)
+			if o.agent == "" {
+				return nil, nil, nil
 			}
-			return nil, nil, nil
+			// No config file: a built-in profile, or say where profiles go.
+			empty := &config.Config{}
+			prof, err := empty.Profile(o.agent)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--profile: %v; or write your own in %s (see config/example.yaml)", err, path)
+			}
+			return empty, &prof, nil
 		}
 	}
 	cfg, err := config.Load(path)
