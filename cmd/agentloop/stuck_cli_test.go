@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,5 +55,35 @@ func TestStuckDetectionThroughTheCLI(t *testing.T) {
 	text, _, _ = c.run("", "sessions", "show", sessionID(t, c))
 	if !strings.Contains(text, "(an error 2×) → pause at once · detected 1×") {
 		t.Fatalf("sessions show:\n%s", text)
+	}
+}
+
+// The same failing command whose output differs only in a timestamp and a
+// process id is the same error: stuck detection compares what the model
+// saw with such identifiers masked, and says so after the third time.
+func TestStuckDespiteVaryingIDsThroughTheCLI(t *testing.T) {
+	flaky := `{"tool_calls":[{"name":"execute_command","arguments":{"command":"echo \"$(date -u +%Y-%m-%dT%H:%M:%S.%NZ) connection refused (pid $$)\"; exit 1"}}]}`
+	c := newCLI(t)
+	script := writeSteps(t, flaky, flaky, flaky, `{"text":"The service does not start."}`)
+	_, errOut, code := c.run("", "run", "--yes", "--model", "script:"+script, "--dir", t.TempDir(), "start the service")
+	if code != exitCompleted {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	id := sessionID(t, c)
+	show, _, _ := c.run("", "sessions", "show", "--json", id)
+	var st struct {
+		StuckDetections int `json:"stuck_detections"`
+		Iterations      []struct {
+			ToolCalls []struct{ Output string } `json:"tool_calls"`
+		}
+	}
+	if err := json.Unmarshal([]byte(show), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Iterations) < 3 || st.Iterations[0].ToolCalls[0].Output == st.Iterations[1].ToolCalls[0].Output {
+		t.Fatalf("the outputs did not differ; the test shows nothing:\n%s", show)
+	}
+	if st.StuckDetections != 1 || !strings.Contains(show, "You are repeating the same tool call and getting the same error") {
+		t.Fatalf("no stuck detection for the same error with varying ids:\n%s", show)
 	}
 }
