@@ -17,6 +17,9 @@
 //     server) as an Error at once; network errors, cut streams, 429 and 5xx are
 //     retried, and thrown only after options.retries reconnects in a row
 //     brought no event.
+//   - A connection that brings nothing, not even the server's heartbeat
+//     comment, for options.idleTimeoutMs is taken as dropped (a network
+//     that vanished without closing it) and replaced.
 //   - Breaking out of the loop, or options.signal, closes the connection.
 
 import { baseOf, headersOf, type ClientOptions } from "./options.js";
@@ -60,6 +63,12 @@ export interface StreamOptions extends ClientOptions {
   retries?: number;
   /** The first wait before a reconnect, in milliseconds (250 by default); it doubles up to 5 s. */
   retryDelayMs?: number;
+  /**
+   * How long a connection may bring nothing at all (the server sends a
+   * heartbeat every 15 s by default) before it is taken as dropped and
+   * replaced, in milliseconds; 45000 by default, 0 never.
+   */
+  idleTimeoutMs?: number;
   /** Called before each reconnect with the seq it resumes after and what broke. */
   onReconnect?: (info: { after: number; attempt: number; error: unknown }) => void;
 }
@@ -83,11 +92,25 @@ export async function* streamEvents(
   let delay = options.retryDelayMs ?? 250;
   let last = options.after ?? 0;
   let attempt = 0;
+  const idle = options.idleTimeoutMs ?? 45_000;
   for (;;) {
     const conn = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, conn.signal]) : conn.signal;
     let broke: unknown;
     let retryAfter = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // touch restarts the idle clock; when it runs out the connection is
+    // aborted, and the pending fetch or read rejects with the reason.
+    const touch = () => {
+      if (idle > 0) {
+        clearTimeout(timer);
+        timer = setTimeout(
+          () => conn.abort(new Error(`nothing arrived for ${idle} ms, not even a heartbeat: the connection is taken as dropped`)),
+          idle,
+        );
+      }
+    };
+    touch();
     try {
       const headers: Record<string, string> = { ...headersOf(options), Accept: "text/event-stream" };
       if (last > 0) {
@@ -103,7 +126,7 @@ export async function* streamEvents(
         );
       }
       if (res.ok && res.body) {
-        for await (const msg of messages(res.body)) {
+        for await (const msg of messages(res.body, touch)) {
           if (msg.event === "delta") {
             yield { ...(JSON.parse(msg.data) as Omit<Delta, "type">), type: "delta" };
           } else if (msg.event === "tool_call") {
@@ -111,7 +134,7 @@ export async function* streamEvents(
           } else if (msg.event === "error") {
             // The server could not read the log further; a new
             // connection reads it again from `last`.
-            throw new Error(`the server ended the stream: ${JSON.parse(msg.data)}`);
+            throw new Error(`the server ended the stream: ${msg.data}`);
           } else if (msg.id !== undefined) {
             const ev = JSON.parse(msg.data) as Event;
             if (ev.seq <= last) {
@@ -139,6 +162,7 @@ export async function* streamEvents(
       }
       broke = err;
     } finally {
+      clearTimeout(timer);
       conn.abort(); // closes this connection, whatever ended it
     }
     attempt++;
@@ -171,9 +195,9 @@ interface Message {
  * end in \n, \r\n or \r; comments are skipped; data lines join with \n),
  * except that an id belongs only to the message that carries it: here
  * only log events have one. A message cut off by the end of the body is
- * dropped, never half-read.
+ * dropped, never half-read. onRead is called for every chunk read.
  */
-async function* messages(body: ReadableStream<Uint8Array>): AsyncGenerator<Message> {
+async function* messages(body: ReadableStream<Uint8Array>, onRead: () => void): AsyncGenerator<Message> {
   const decoder = new TextDecoder();
   const reader = body.getReader();
   let buf = "";
@@ -186,6 +210,7 @@ async function* messages(body: ReadableStream<Uint8Array>): AsyncGenerator<Messa
       if (done) {
         return;
       }
+      onRead();
       buf += decoder.decode(value, { stream: true });
       for (;;) {
         const end = buf.search(/[\r\n]/);

@@ -200,3 +200,20 @@ test("aborting the signal ends a stream that is waiting", async () => {
   assert.deepEqual(items, []);
   assert.equal(requests.length, 1);
 });
+
+test("a connection that goes silent is taken as dropped and replaced", async () => {
+  const ended = sse([`id: 2\nevent: session.ended\ndata: ${JSON.stringify(event(2, "session.ended", { status: "completed", reason: "completed" }))}\n\n`]);
+  reset(
+    // One event, then nothing, not even a heartbeat, and no close: a
+    // network that vanished.
+    sse([`id: 1\nevent: session.started\ndata: ${JSON.stringify(event(1, "session.started"))}\n\n`], { end: false }),
+    // Every later connection gets the end at once (on a machine slow
+    // enough to let the idle clock run out there too, the next one does).
+    ended, ended, ended, ended,
+  );
+  const reconnects = [];
+  const items = await collect({ idleTimeoutMs: 300, onReconnect: (i) => reconnects.push(i) });
+  assert.deepEqual(items.map((i) => i.seq), [1, 2]);
+  assert.deepEqual(requests.map((r) => r.lastEventId), [null, ...Array(requests.length - 1).fill("1")]);
+  assert.match(reconnects[0].error.message, /nothing arrived for 300 ms, not even a heartbeat/);
+});
