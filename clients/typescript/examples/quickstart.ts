@@ -30,9 +30,11 @@ for await (const ev of streamEvents(id, { baseUrl })) {
 }
 
 async function approve(session: string, ev: EventOf<"approval.requested">): Promise<void> {
+  // An edit: the call runs with other arguments (here, a path of its own).
+  const input = ev.data.input as Record<string, unknown>;
   const { error } = await client.POST("/v1/sessions/{id}/approvals/{call}", {
     params: { path: { id: session, call: ev.data.call_id } },
-    body: { approve: true, args_hash: ev.data.args_hash },
+    body: { approve: true, args_hash: ev.data.args_hash, arguments: { ...input, path: "notes/reviewed.txt" } },
   });
   if (error) {
     throw new Error(error.detail);

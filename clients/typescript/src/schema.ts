@@ -1291,7 +1291,7 @@ export interface components {
             args_hash?: string;
             reason?: string;
             /** @description When given, replace the call's arguments (an edit) */
-            arguments?: Record<string, never>;
+            arguments?: Record<string, unknown>;
         };
         IterationUsage: {
             iteration: number;
@@ -1455,7 +1455,7 @@ export interface components {
                 [key: string]: unknown;
             })[];
             /** @description Must be empty: the session's tools are the server's */
-            tools?: Record<string, never>[];
+            tools?: Record<string, unknown>[];
             context?: {
                 description?: string;
                 value?: string;
@@ -2388,7 +2388,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": Record<string, unknown>;
                 };
             };
             403: components["responses"]["Problem"];
