@@ -107,7 +107,7 @@ type writer struct {
 	conn *sql.Conn
 	path string
 
-	getSummary, upsertSession, updateProgress, getToken, insertBatch *sql.Stmt
+	getSummary, upsertSession, updateProgress, updateFenced, getToken, insertBatch *sql.Stmt
 	// getLease and upsertLease read and write a lease row (grant): a
 	// started session's first commit takes its lease with them.
 	getLease, upsertLease *sql.Stmt
@@ -200,6 +200,10 @@ WHERE sessions.last_seq = ?`)
 	// alone, so an append rewrites the row's page and none of theirs.
 	w.updateProgress = prepare(`UPDATE sessions SET status = ?, reason = ?, iteration = ?, tokens = ?, cost_usd = ?, updated_at = ?, last_seq = ?
 WHERE id = ? AND last_seq = ?`)
+	// updateProgress fenced: the session's lease token must be the
+	// appender's too.
+	w.updateFenced = prepare(`UPDATE sessions SET status = ?, reason = ?, iteration = ?, tokens = ?, cost_usd = ?, updated_at = ?, last_seq = ?
+WHERE id = ? AND last_seq = ? AND (SELECT token FROM leases WHERE session_id = ?) = ?`)
 	w.insertBatch = prepare(`INSERT INTO event_batches (session_id, first_seq, last_seq, events) VALUES (?, ?, ?, ?)`)
 	w.getToken = prepare(`SELECT token FROM leases WHERE session_id = ?`)
 	w.getLease = prepare(`SELECT owner, token, expires_at FROM leases WHERE session_id = ?`)
@@ -216,7 +220,7 @@ WHERE id = ? AND last_seq = ?`)
 
 func (w *writer) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{w.getSummary, w.upsertSession, w.updateProgress, w.getToken, w.insertBatch, w.getLease, w.upsertLease, w.beginSt, w.commitSt, w.rollbackSt} {
+	for _, st := range []*sql.Stmt{w.getSummary, w.upsertSession, w.updateProgress, w.updateFenced, w.getToken, w.insertBatch, w.getLease, w.upsertLease, w.beginSt, w.commitSt, w.rollbackSt} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -378,17 +382,14 @@ func (w *writer) rollback(ctx context.Context) {
 // row is inserted only if none exists, so a session that does exist
 // writes nothing, and the request is then written again, reading it.
 func (w *writer) writeRequest(ctx context.Context, r *request, guessNew bool) (reqErr, fatal error) {
-	for _, run := range r.Runs {
-		if !r.Fenced {
-			break
-		}
-		var tok int64
-		err := w.getToken.QueryRowContext(ctx, run.SessionID).Scan(&tok)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("sqlite store %s: session %s: read lease: %w", w.path, run.SessionID, err)
-		}
-		if tok != r.Token || errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("sqlite store %s: append to session %s with lease token %d (current %d): %w", w.path, run.SessionID, r.Token, tok, store.ErrLeaseLost), nil
+	// A fenced append continuing a session whose summary is cached (the
+	// common one) has its token checked by the summary's UPDATE
+	// (updateFenced), one statement fewer; the token is read only to tell
+	// why nothing was written. Any other fenced append reads it first.
+	inUpdate := r.Fenced && w.fenceInUpdate(r)
+	if r.Fenced && !inUpdate {
+		if reqErr, fatal := w.checkToken(ctx, r); reqErr != nil || fatal != nil {
+			return reqErr, fatal
 		}
 	}
 	if a := r.Acquire; a != nil {
@@ -408,6 +409,13 @@ func (w *writer) writeRequest(ctx context.Context, r *request, guessNew bool) (r
 		func(run appendcheck.Run, data [][]byte, last int64) (bool, error) {
 			return w.alreadyStored(ctx, run, data, last)
 		})
+	if inUpdate && fatal == nil && (reqErr != nil || stored[0]) {
+		// Refused, or a retry of events stored already: a lost lease is
+		// the answer all the same.
+		if lost, fatal := w.checkToken(ctx, r); lost != nil || fatal != nil {
+			return lost, fatal
+		}
+	}
 	if reqErr != nil || fatal != nil {
 		return reqErr, fatal
 	}
@@ -422,7 +430,7 @@ func (w *writer) writeRequest(ctx context.Context, r *request, guessNew bool) (r
 		if stored[i] {
 			continue
 		}
-		stale, err := w.insert(ctx, run, r.Data[i], &sums[i])
+		stale, err := w.insert(ctx, run, r.Data[i], &sums[i], inUpdate, r.Token)
 		if err == nil && !stale {
 			continue
 		}
@@ -439,6 +447,11 @@ func (w *writer) writeRequest(ctx context.Context, r *request, guessNew bool) (r
 		}
 		if err != nil {
 			return nil, err // fatal: inserts only fail when the database does
+		}
+		if inUpdate {
+			if lost, fatal := w.checkToken(ctx, r); lost != nil || fatal != nil {
+				return lost, fatal
+			}
 		}
 		if guessed {
 			// The session exists: nothing was written (one run, no
@@ -471,6 +484,41 @@ func (w *writer) writeRequest(ctx context.Context, r *request, guessNew bool) (r
 			delete(w.cache, run.SessionID) // unlikely to be appended to again
 		} else {
 			w.cache[run.SessionID] = sums[i]
+		}
+	}
+	return nil, nil
+}
+
+// fenceInUpdate reports whether r's token can be checked by the UPDATE of
+// its session's summary: one session, continuing a log whose summary is
+// cached, without a session.started (which rewrites the whole row).
+func (w *writer) fenceInUpdate(r *request) bool {
+	if len(r.Runs) != 1 || r.Acquire != nil {
+		return false
+	}
+	run := r.Runs[0]
+	if sum, ok := w.cache[run.SessionID]; !ok || sum.LastSeq == 0 {
+		return false
+	}
+	for _, e := range run.Events {
+		if _, ok := e.Data.(*loop.SessionStarted); ok {
+			return false
+		}
+	}
+	return true
+}
+
+// checkToken reads the lease token of each session r appends to: a
+// token not r's is r's own error (ErrLeaseLost).
+func (w *writer) checkToken(ctx context.Context, r *request) (reqErr, fatal error) {
+	for _, run := range r.Runs {
+		var tok int64
+		err := w.getToken.QueryRowContext(ctx, run.SessionID).Scan(&tok)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("sqlite store %s: session %s: read lease: %w", w.path, run.SessionID, err)
+		}
+		if tok != r.Token || errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("sqlite store %s: append to session %s with lease token %d (current %d): %w", w.path, run.SessionID, r.Token, tok, store.ErrLeaseLost), nil
 		}
 	}
 	return nil, nil
@@ -521,7 +569,11 @@ const overlappingBatchesSQL = `SELECT first_seq, last_seq, events FROM event_bat
 // insert updates the session row of one run from sum (its stored summary,
 // updated in place) and inserts its events. stale reports that the log no
 // longer ends where sum says, in which case nothing was written.
-func (w *writer) insert(ctx context.Context, run appendcheck.Run, data [][]byte, sum *loop.Summary) (stale bool, err error) {
+//
+// fenced makes the summary's UPDATE also require token to be the
+// session's lease token (stale when it is not); only for a run that does
+// not start its session (fenceInUpdate).
+func (w *writer) insert(ctx context.Context, run appendcheck.Run, data [][]byte, sum *loop.Summary, fenced bool, token int64) (stale bool, err error) {
 	prev := sum.LastSeq
 	starts := prev == 0
 	for _, e := range run.Events {
@@ -534,6 +586,9 @@ func (w *writer) insert(ctx context.Context, run appendcheck.Run, data [][]byte,
 	if starts {
 		res, err = w.upsertSession.ExecContext(ctx, sum.ID, sum.Task, sum.Model, string(sum.Status), string(sum.Reason),
 			sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Tenant, sum.Workspace, encodeLabels(sum.Labels), sum.MaxIterations, prev)
+	} else if fenced {
+		res, err = w.updateFenced.ExecContext(ctx, string(sum.Status), string(sum.Reason),
+			sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.UpdatedAt), sum.LastSeq, sum.ID, prev, run.SessionID, token)
 	} else {
 		// Nothing that only session.started sets has changed.
 		res, err = w.updateProgress.ExecContext(ctx, string(sum.Status), string(sum.Reason),
