@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -105,50 +104,7 @@ func shown(c ToolCallRecord) string {
 	if c.Status == ToolError {
 		out = "error: " + out
 	}
-	out = volatileRe.ReplaceAllStringFunc(out, func(m string) string {
-		if isPlainWord(m) {
-			return m
-		}
-		return "#"
-	})
-	if c.Failed {
-		out = numberRe.ReplaceAllString(out, "#")
-	}
-	return out
-}
-
-var (
-	// volatileRe matches what differs between two runs of the same call
-	// that did the same thing. The alternatives are tried in order at each
-	// position, longest forms first.
-	volatileRe = regexp.MustCompile(`(?i)` + strings.Join([]string{
-		`\b\d{4}-\d\d-\d\d[t ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:z|[+-]\d\d:?\d\d)?`, // 2026-11-29T04:56:13.5Z
-		`\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b`,                                       // 04:56:13.512
-		`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`,     // UUID
-		`\b0x[0-9a-f]+\b`,  // address
-		`\b[0-9a-f]{7,}\b`, // a hexadecimal id (a commit, a hash), if it has letters and digits
-		`\b(?:pid|process|request|req|trace|session|job|txn|command|cmd|id)[ _]?(?:id)?[ :=#]*\d[\w-]*`, // pid 4242, request id: 17, trace 3f2a
-		`\bgoroutine \d+`,
-		`\b\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m)\b`, // 0.012s, 35ms
-	}, "|"))
-	numberRe = regexp.MustCompile(`\d+`)
-)
-
-// isPlainWord reports whether m, matched as a hexadecimal id, is a word
-// or a plain number rather than an id: an id has letters and digits.
-func isPlainWord(m string) bool {
-	letters, digits := false, false
-	for _, r := range m {
-		switch {
-		case r >= '0' && r <= '9':
-			digits = true
-		case r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F':
-			letters = true
-		default:
-			return false // not a hexadecimal run: another alternative matched
-		}
-	}
-	return !(letters && digits)
+	return maskVolatile(out, c.Failed)
 }
 
 // recentCap is how many finished iterations the state keeps reduced: the
