@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"github.com/agentloop/agentloop/model/provider"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/agentloop/agentloop/api"
 	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/config"
 	"github.com/agentloop/agentloop/feed"
@@ -240,42 +239,32 @@ func (o *sessionFlags) override(dir string) func(*loop.SessionStarted) {
 	}
 }
 
-// spec is what run records for a new session, from the flags.
+// spec is what run records for a new session: the flags as a start
+// request (what `run --server` sends), made a task by the same
+// assemble.StartDefaults.Task as a server's POST /v1/sessions, with this
+// machine's settings as the defaults — the profile, --base-url, Ollama's
+// options and the limits (flags over the profile's). The person at this
+// terminal may ask for anything: tools that run unasked, files of this
+// machine, verification under any approval.
 func (o *sessionFlags) spec(env *cliEnv, task string, messages []model.Message) (loop.Task, error) {
-	spec, err := assemble.ModelSpec(o.model)
-	if err != nil {
-		return loop.Task{}, err
-	}
-	var fallbacks []string
-	for _, m := range strings.Split(o.fallbacks, ",") {
-		if m = strings.TrimSpace(m); m == "" {
-			continue
-		}
-		f, err := assemble.ModelSpec(m)
-		if err != nil {
-			return loop.Task{}, fmt.Errorf("--fallback-models: %w", err)
-		}
-		fallbacks = append(fallbacks, f)
-	}
 	limits := o.limitsWith(true, env.profile) // no-progress is dropped for sessions without write tools
-	if _, _, err := provider.ParseThinking(o.thinking); err != nil {
-		return loop.Task{}, err
-	}
-	opts := &loop.ModelOptions{NumCtx: o.numCtx, StreamTools: o.streamTools, Thinking: o.thinking}
-	if *opts == (loop.ModelOptions{}) {
-		opts = nil
-	}
-	if limits.ContextTokens == 0 {
-		limits.ContextTokens = assemble.ContextWindow(spec, opts)
-	}
-	proto, err := assemble.AbsPath(o.protocol)
-	if err != nil {
-		return loop.Task{}, err
-	}
 	endpoint, approval, profile := o.recorded(env.profile)
-	return loop.Task{Prompt: task, Messages: messages, Workspace: env.dir, Limits: &limits, Verify: o.verify,
-		Endpoint: endpoint, Approval: approval, Profile: profile,
-		Model: spec, Mode: o.loopMode(), Protocol: proto, ModelOptions: opts, FallbackModels: fallbacks, Labels: o.labels}, nil
+	d := assemble.StartDefaults{Model: o.model, Endpoint: endpoint, Profile: profile, Approval: approval, Limits: &limits,
+		ModelOptions: loop.ModelOptions{NumCtx: o.numCtx, StreamTools: o.streamTools}, AllowFiles: true, LocalVerify: true}
+	req := api.StartRequest{Task: task, Messages: assemble.WireMessages(messages), Model: o.model, Mode: o.mode, Workspace: env.dir,
+		MaxIterations: limits.MaxIterations, Verify: o.verify, Protocol: o.protocol, Thinking: o.thinking, Labels: o.labels}
+	if len(messages) > 0 {
+		req.Task = "" // the task is the conversation's last message
+	}
+	if approval == "auto" {
+		d.Approval, req.Approval = "ask", "auto"
+	}
+	for _, m := range strings.Split(o.fallbacks, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			req.FallbackModels = append(req.FallbackModels, m)
+		}
+	}
+	return d.Task(req, true)
 }
 
 // modeFlag is the --mode value of a recorded mode.
