@@ -197,7 +197,7 @@ test("reply to a session waiting for an answer", { timeout: 60_000 }, async () =
   assert.equal(ended.data.answer, "Done.");
 });
 
-test("approve a call; a dropped stream resumes after the last event", { timeout: 60_000 }, async () => {
+test("approve a call with edited arguments; a dropped stream resumes after the last event", { timeout: 60_000 }, async () => {
   const model = script("approve", [
     { tool_calls: [{ name: "write_file", arguments: { path: "note.txt", content: "written through the TS client\n" } }] },
     { text: "I wrote note.txt.", expect: { last_message_role: "tool" } },
@@ -214,7 +214,8 @@ test("approve a call; a dropped stream resumes after the last event", { timeout:
         assert.deepEqual(item.data.input, { path: "note.txt", content: "written through the TS client\n" });
         const { data, error } = await client.POST("/v1/sessions/{id}/approvals/{call}", {
           params: { path: { id, call: item.data.call_id } },
-          body: { approve: true, args_hash: item.data.args_hash },
+          // An edit: the call runs with the arguments given here.
+          body: { approve: true, args_hash: item.data.args_hash, arguments: { path: "edited.txt", content: "edited\n" } },
         });
         assert.equal(error, undefined, JSON.stringify(error));
         decided = data;
@@ -234,6 +235,11 @@ test("approve a call; a dropped stream resumes after the last event", { timeout:
   assert.ok(reconnects[0].after >= requested.seq, `resumed after ${reconnects[0].after}, before approval.requested ${requested.seq}`);
   assert.deepEqual(streamRequests, [null, String(reconnects[0].after)]);
 
+  const decision = events.find((e) => e.type === "approval.decided");
+  assert.equal(decision.data.approved, true);
+  assert.deepEqual(decision.data.edited_input, { path: "edited.txt", content: "edited\n" });
+  const started = events.find((e) => e.type === "tool.started");
+  assert.deepEqual(started.data.input, { path: "edited.txt", content: "edited\n" });
   const finished = events.find((e) => e.type === "tool.finished");
   assert.equal(finished.data.name, "write_file");
   assert.notEqual(finished.data.is_error, true, finished.data.output);
