@@ -532,8 +532,9 @@ func (w *writer) writeAcquiring(ctx context.Context, tx pgx.Tx, r *request, wrot
 	id, a := r.Runs[0].SessionID, r.Acquire
 	reqErr, fatal = w.s.grant(ctx, tx, id, a)
 	if reqErr == nil && fatal == nil {
-		r.Fenced, r.Token = true, a.Token
-		reqErr, fatal = w.writeRequest(ctx, tx, r, wrote)
+		// The lease row stays locked (FOR UPDATE) until the commit: no
+		// token check is needed.
+		reqErr, fatal = w.writeAppend(ctx, tx, r, wrote)
 	}
 	if fatal != nil {
 		return nil, fatal
@@ -551,9 +552,14 @@ func (w *writer) writeAcquiring(ctx context.Context, tx pgx.Tx, r *request, wrot
 // writeRequest writes one request inside tx: its own error (conflict, lost
 // lease) leaves the batch alone; a fatal error fails the batch.
 func (w *writer) writeRequest(ctx context.Context, tx pgx.Tx, r *request, wrote []bool) (reqErr, fatal error) {
-	if r.Acquire != nil && !r.Fenced {
+	if r.Acquire != nil {
 		return w.writeAcquiring(ctx, tx, r, wrote)
 	}
+	return w.writeAppend(ctx, tx, r, wrote)
+}
+
+// writeAppend is writeRequest for an append that takes no lease.
+func (w *writer) writeAppend(ctx context.Context, tx pgx.Tx, r *request, wrote []bool) (reqErr, fatal error) {
 	if r.Fenced {
 		for _, run := range r.Runs {
 			// FOR SHARE: an Acquire elsewhere waits for this commit, so the
