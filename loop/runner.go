@@ -110,12 +110,14 @@ type Runner struct {
 	mu   sync.Mutex
 	live map[string]*Session
 	// endingIDs holds the sessions that ended here and whose last events
-	// are still committing (under Config.EndBehind), each
-	// with a channel closed when the commit reports; endErrs the commits
+	// are still committing (under Config.EndBehind); endErrs the commits
 	// that failed, for Sync.
-	endingIDs   map[string]chan struct{}
+	endingIDs   map[string]*ending
 	endErrs     []error
 	endErrsMore int // failures past maxEndErrs, counted
+	// endFailed holds the endings whose commit failed, until the session
+	// runs here again, for Wait (at most maxEndErrs).
+	endFailed map[string]*ending
 }
 
 // New checks the config and returns a Runner.
@@ -139,7 +141,7 @@ func New(cfg Config) (*Runner, error) {
 		cfg.NewID = RandomID
 	}
 	cfg.Texts = cfg.Texts.withDefaults()
-	return &Runner{cfg: cfg, live: map[string]*Session{}, endingIDs: map[string]chan struct{}{}}, nil
+	return &Runner{cfg: cfg, live: map[string]*Session{}, endingIDs: map[string]*ending{}, endFailed: map[string]*ending{}}, nil
 }
 
 // RandomID returns 16 random hex characters.
@@ -512,6 +514,7 @@ func (r *Runner) claim(s *Session) error {
 		return fmt.Errorf("session %s: %w", s.id, ErrRunning)
 	}
 	r.live[s.id] = s
+	delete(r.endFailed, s.id)
 	return nil
 }
 

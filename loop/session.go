@@ -26,6 +26,9 @@ type Session struct {
 	// runsToStop: the session runs to its stop here (prepare), so its end
 	// may commit behind its return (see finish).
 	runsToStop bool
+	// ending is its end committing behind its return (endBehind), set
+	// before done closes.
+	ending *ending
 
 	mu        sync.Mutex
 	guidance  []string
@@ -68,8 +71,8 @@ func (s *Session) Calling() int { return int(s.calling.Load()) }
 
 // Wait blocks until the session stops running and returns its final state.
 // The state must not be modified. The end of a session that ended may
-// still be committing (under Config.EndBehind):
-// Runner.Sync waits for it.
+// still be committing (under Config.EndBehind): Runner.Wait waits for it
+// (Runner.Sync for every session's).
 func (s *Session) Wait(ctx context.Context) (*State, error) {
 	select {
 	case <-s.done:
