@@ -23,11 +23,13 @@ import (
 //	POST /v1/agui                 run: RunAgentInput in, AG-UI events out (SSE)
 //	GET  /v1/sessions/{id}/agui   follow a session from the start (or ?after=)
 //
-// A thread is a session: the session whose ID is the threadId, or the
-// caller's session labelled agui_thread=threadId; a run on a new thread
-// starts one, a run on a thread whose session waits or runs sends the last
-// user message as a reply, and a run with resume entries decides the
-// approvals the last run was interrupted for. The run is the stretch of
+// A thread is a session: the caller's newest session labelled
+// agui_thread=threadId, or the session whose ID is the threadId. A run on
+// a new thread starts one (so does a run on a thread whose session has
+// ended: the conversation goes on in a new session), a run on a thread
+// whose session waits or runs sends the last user message as a reply, and
+// a run with resume entries decides the approvals the last run was
+// interrupted for. The run is the stretch of
 // the log up to the session's next stop.
 //
 //	log                                  AG-UI
@@ -123,6 +125,15 @@ type startOptions struct {
 	Thinking       string            `json:"thinking,omitempty"`
 }
 
+// inherit takes the model and approval of a conversation's ended session
+// where the request names none: the conversation goes on as it was.
+func (o *startOptions) inherit(st *loop.State) {
+	o.Model = firstSet(o.Model, st.Model)
+	if st.Approval == "ask" || st.Approval == "auto" {
+		o.Approval = firstSet(o.Approval, st.Approval)
+	}
+}
+
 // request is the start request of a conversation with these options.
 func (o startOptions) request(msgs []api.Message) api.StartRequest {
 	req := api.StartRequest{Model: o.Model, FallbackModels: o.FallbackModels, Mode: o.Mode, Workspace: o.Workspace, Profile: o.Profile,
@@ -200,6 +211,12 @@ func (in *aguiInput) messages() ([]api.Message, error) {
 		}
 		out = append(out, api.Message{Role: "system", Content: b.String()})
 	}
+	answered := map[string]bool{}
+	for _, m := range in.Messages {
+		if m.Role == "tool" {
+			answered[m.ToolCallID] = true
+		}
+	}
 	for i, m := range in.Messages {
 		text, err := aguiText(m.Content)
 		if err != nil {
@@ -213,6 +230,9 @@ func (in *aguiInput) messages() ([]api.Message, error) {
 		case "assistant":
 			am := api.Message{Role: "assistant", Content: text}
 			for _, c := range m.ToolCalls {
+				if !answered[c.ID] {
+					continue // never run: a conversation holds only answered calls
+				}
 				args := json.RawMessage(c.Function.Arguments)
 				if !json.Valid(args) {
 					return nil, invalid("messages[%d]: the arguments of tool call %s are not JSON", i, c.ID)
@@ -268,6 +288,10 @@ func (s *Server) aguiRun(w http.ResponseWriter, r *http.Request) {
 	var id string
 	var rg streamRange
 	var deltas <-chan feed.Delta
+	if found && st.Status.Finished() && len(in.Resume) == 0 {
+		found = false // the conversation goes on in a new session, as the last one was set up
+		opts.inherit(st)
+	}
 	if found {
 		id = st.ID
 		// Subscribed before the session moves: its next reply's deltas

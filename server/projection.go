@@ -409,22 +409,27 @@ func (s *Server) internally(w http.ResponseWriter, r *http.Request, h http.Handl
 }
 
 // sessionFor finds the session a protocol's conversation ID names: the
-// session with that ID, else the caller's session labelled label=conv.
-// found is false when there is none (nothing is written then).
+// caller's newest session labelled label=conv, else the session with that
+// ID. found is false when there is none (nothing is written then). A
+// conversation that goes on after its session ended gets a new session
+// with the label, so the newest is the one it is in.
 func (s *Server) sessionFor(r *http.Request, label, conv string) (st *loop.State, found bool, err error) {
 	c := callerOf(r.Context())
+	list, err := s.svc.List(r.Context(), c, store.Filter{Labels: map[string]string{label: conv}, Limit: 1})
+	if err != nil {
+		return nil, false, err
+	}
+	if len(list) > 0 {
+		st, err = s.svc.Get(r.Context(), c, list[0].ID)
+		if err != nil {
+			return nil, false, err
+		}
+		return st, true, nil
+	}
 	if validID.MatchString(conv) {
 		if st, err := s.svc.Get(r.Context(), c, conv); err == nil {
 			return st, true, nil
 		}
 	}
-	list, err := s.svc.List(r.Context(), c, store.Filter{Labels: map[string]string{label: conv}, Limit: 1})
-	if err != nil || len(list) == 0 {
-		return nil, false, err
-	}
-	st, err = s.svc.Get(r.Context(), c, list[0].ID)
-	if err != nil {
-		return nil, false, err
-	}
-	return st, true, nil
+	return nil, false, nil
 }

@@ -21,13 +21,15 @@ import (
 //	GET  /v1/ui-stream/{id}/stream   DefaultChatTransport's reconnect: the turn under way (204: none)
 //	GET  /v1/sessions/{id}/ui-stream a session as one assistant message (?after=)
 //
-// A chat is a session: the session whose ID is the chat's id, or the
-// caller's session labelled ui_chat=id. A POST for a new chat starts one
-// from its messages (with start options such as model beside them, as
-// DefaultChatTransport's body sends them); for a chat with a session, the
-// last message is a reply (a user's), or carries the approvals a person
-// gave (tool parts in state approval-responded). The answer is the log up
-// to the session's next stop, as one assistant message:
+// A chat is a session: the caller's newest session labelled ui_chat=id,
+// or the session whose ID is the chat's id. A POST for a new chat, or for
+// a chat whose session has ended, starts one from its messages (with
+// start options such as model beside them, as DefaultChatTransport's body
+// sends them; an ended session's model and approval carry over); for a
+// chat whose session has not ended, the last message is a reply (a
+// user's), or carries the approvals a person gave (tool parts in state
+// approval-responded). The answer is the log up to the session's next
+// stop, as one assistant message:
 //
 //	log                       chunks
 //	(stream opens)            start {messageId}
@@ -176,6 +178,10 @@ func (s *Server) uiChat(w http.ResponseWriter, r *http.Request) {
 	var id, messageID string
 	var rg streamRange
 	var deltas <-chan feed.Delta
+	if found && st.Status.Finished() {
+		found = false // the conversation goes on in a new session, as the last one was set up
+		in.inherit(st)
+	}
 	if found {
 		id = st.ID
 		deltas = s.subscribeDeltas(ctx, id)

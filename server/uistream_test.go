@@ -29,7 +29,7 @@ func assembleUI(t *testing.T, frames []string) uiAssembled {
 	as := uiAssembled{results: map[string]string{}, errors: map[string]string{}}
 	text := map[string]*strings.Builder{}
 	var order []string
-	inStep := false
+	inStep, stepStart := false, 0
 	inputs := map[string]string{}
 	for i, f := range frames {
 		if f == "[DONE]" {
@@ -60,13 +60,19 @@ func assembleUI(t *testing.T, frames []string) uiAssembled {
 			}
 			inStep = true
 			as.steps++
+			stepStart = len(order)
 		case "finish-step":
 			if !inStep {
 				t.Fatal("finish-step outside a step")
 			}
 			inStep = false
 		case "reset-step":
-			t.Logf("reset-step: deltas were corrected")
+			// As the ai package does: the step's parts so far are dropped
+			// (a correction of lost or misplaced deltas).
+			if !inStep {
+				t.Fatal("reset-step outside a step")
+			}
+			order = order[:stepStart]
 		case "text-start":
 			text[str("id")] = &strings.Builder{}
 			order = append(order, str("id"))
@@ -154,10 +160,45 @@ func TestUIStreamChatMatchesTheLog(t *testing.T) {
 	if code, out, _ := a.do("GET", "/v1/ui-stream/chat-1/stream", "", ""); code != http.StatusNoContent {
 		t.Errorf("reconnect to a finished chat: %d %s", code, out)
 	}
-	// A new message to an ended session is refused as the reply API refuses it.
-	code, out, _ := a.do("POST", "/v1/ui-stream", "", `{"id":"chat-1","messages":[{"id":"m2","role":"user","parts":[{"type":"text","text":"more"}]}]}`)
-	if code != http.StatusConflict || !strings.Contains(out, "has ended") {
-		t.Errorf("a message to an ended chat: %d %s", code, out)
+	// The chat goes on after its session ended: a new session, with the
+	// same model, starts from the whole conversation (the answered tool
+	// calls included) and is the chat's from now on.
+	first := map[string]any{"id": "m1", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "look around"}}}
+	var parts []any
+	for _, c := range want.calls {
+		f := strings.SplitN(c, " ", 3)
+		var in any
+		json.Unmarshal([]byte(f[2]), &in)
+		parts = append(parts, map[string]any{"type": "dynamic-tool", "toolCallId": f[0], "toolName": f[1], "state": "output-available", "input": in, "output": want.results[f[0]]})
+	}
+	parts = append(parts, map[string]any{"type": "text", "text": want.texts[len(want.texts)-1]})
+	answer := map[string]any{"id": got.messageID, "role": "assistant", "parts": parts}
+	more := map[string]any{"id": "m2", "role": "user", "parts": []any{map[string]any{"type": "text", "text": "and now?"}}}
+	b, _ := json.Marshal(map[string]any{"id": "chat-1", "messages": []any{first, answer, more}})
+	_, _, frames = sseData(t, a, "POST", "/v1/ui-stream", string(b))
+	next := assembleUI(t, frames)
+	nextID, _ := next.finish["messageMetadata"].(map[string]any)["session_id"].(string)
+	if nextID == "" || nextID == id || !reflect.DeepEqual(next.texts, want.texts) {
+		t.Fatalf("the chat did not go on in a new session of the same model: %+v", next)
+	}
+	var started struct {
+		Messages []struct {
+			Role, Content string
+			ToolCalls     []struct{ ID string } `json:"tool_calls"`
+			ToolCallID    string                `json:"tool_call_id"`
+		}
+	}
+	json.Unmarshal(logOf(t, a, nextID)[0].Data, &started)
+	var roles []string
+	for _, m := range started.Messages {
+		roles = append(roles, m.Role)
+	}
+	if want := []string{"user", "assistant", "tool", "tool", "tool", "tool", "tool", "user"}; !reflect.DeepEqual(roles, want) || started.Messages[7].Content != "and now?" || len(started.Messages[1].ToolCalls) != 5 {
+		t.Errorf("the new session starts from %+v, want roles %v", started.Messages, want)
+	}
+	code, out, _ := a.do("GET", "/v1/sessions?label=ui_chat=chat-1", "", "")
+	if code != 200 || !strings.Contains(out, nextID) {
+		t.Errorf("the new session is not labelled with the chat: %s", out)
 	}
 }
 

@@ -51,7 +51,15 @@ test("AG-UI: HttpAgent runs a session and assembles its messages, tool calls and
   assert.equal(result.status, "completed");
   assert.ok(newMessages.length > 0, "the run added messages");
   assert.equal(agent.messages[0].id, "u1");
-  results.agui = { session: result.session_id, messages: agent.messages, state: agent.state, types };
+  results.agui = { session: result.session_id, messages: structuredClone(agent.messages), state: structuredClone(agent.state), types };
+
+  // The thread goes on after its session ended: the next run starts a new
+  // session (same model) from the whole conversation.
+  agent.addMessage({ id: "u2", role: "user", content: "and now?" });
+  const next = await agent.runAgent({ runId: "run-2" });
+  assert.equal(next.result.status, "completed");
+  assert.notEqual(next.result.session_id, result.session_id);
+  assert.equal(agent.messages.at(-1).content, "The workspace is empty; nothing to report.");
 });
 
 test("AG-UI: a run interrupted for an approval is resumed by the next run", async () => {
