@@ -67,9 +67,10 @@ func (a *Activities) Control(ctx context.Context, id string, c Control) (Summary
 }
 
 // heartbeat reports the step alive until stop is called, so a worker that
-// died is noticed within the heartbeat timeout, not the step's.
+// died is noticed within the heartbeat timeout, not the step's. A local
+// activity has no heartbeat: its workflow task's timeout does that.
 func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
-	if !activity.IsActivity(ctx) {
+	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
 		return func() {}
 	}
 	every := a.HeartbeatEvery
