@@ -127,10 +127,11 @@ export async function* streamEvents(
       }
       if (res.ok && res.body) {
         for await (const msg of messages(res.body, touch)) {
+          let item: StreamItem;
           if (msg.event === "delta") {
-            yield { ...(JSON.parse(msg.data) as Omit<Delta, "type">), type: "delta" };
+            item = { ...(JSON.parse(msg.data) as Omit<Delta, "type">), type: "delta" };
           } else if (msg.event === "tool_call") {
-            yield JSON.parse(msg.data) as ToolCallLine;
+            item = JSON.parse(msg.data) as ToolCallLine;
           } else if (msg.event === "error") {
             // The server could not read the log further; a new
             // connection reads it again from `last`.
@@ -143,10 +144,17 @@ export async function* streamEvents(
             last = ev.seq;
             attempt = 0;
             delay = options.retryDelayMs ?? 250;
-            yield ev;
-            if (ev.type === "session.ended") {
-              return;
-            }
+            item = ev;
+          } else {
+            continue; // a kind of message this client does not know
+          }
+          // The idle clock stops while the caller holds the item: a slow
+          // caller is not a silent connection.
+          clearTimeout(timer);
+          yield item;
+          touch();
+          if (item.type === "session.ended") {
+            return;
           }
         }
         broke = new Error(`the event stream of session ${sessionId} closed after seq ${last} before session.ended`);

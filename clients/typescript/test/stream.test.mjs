@@ -217,3 +217,29 @@ test("a connection that goes silent is taken as dropped and replaced", async () 
   assert.deepEqual(requests.map((r) => r.lastEventId), [null, ...Array(requests.length - 1).fill("1")]);
   assert.match(reconnects[0].error.message, /nothing arrived for 300 ms, not even a heartbeat/);
 });
+
+test("a caller slower than the idle clock is not a silent connection", async () => {
+  // The server sends the second event only once the caller is done with
+  // the first: until then the connection is silent.
+  let release;
+  const released = new Promise((resolve) => (release = resolve));
+  reset(async (_req, res) => {
+    res.writeHead(200, { "Content-Type": "text/event-stream" });
+    res.write(`id: 1\nevent: session.started\ndata: ${JSON.stringify(event(1, "session.started"))}\n\n`);
+    await released;
+    res.end(`id: 2\nevent: session.ended\ndata: ${JSON.stringify(event(2, "session.ended", { status: "completed", reason: "completed" }))}\n\n`);
+  });
+  const reconnects = [];
+  const seqs = [];
+  for await (const item of streamEvents("s1", { baseUrl, idleTimeoutMs: 1000, onReconnect: (i) => reconnects.push(i) })) {
+    seqs.push(item.seq);
+    if (item.seq === 1) {
+      // Hold the first item for three idle periods.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      release();
+    }
+  }
+  assert.deepEqual(seqs, [1, 2]);
+  assert.deepEqual(reconnects, []);
+  assert.equal(requests.length, 1);
+});
