@@ -123,6 +123,9 @@ func (s *Session) fitContext(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		after = s.summarise(ctx, c, after, budget)
+		if ctx.Err() != nil && c.By != CondensedByModel {
+			return false, nil // interrupted: nothing is recorded, and the resumed session condenses again
+		}
 	}
 	c.TokensAfter = after
 	if after < before {
