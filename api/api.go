@@ -173,6 +173,10 @@ type Decision struct {
 	Reason   string `json:"reason,omitempty"`
 	// Arguments, when given, replace the call's arguments (an edit).
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// ForSession, with approve, allows the same tool with the same
+	// arguments for the rest of the session: it runs without asking until
+	// the allowance is revoked (DELETE …/allowances/{args_hash}).
+	ForSession bool `json:"for_session,omitempty"`
 }
 
 // Problem is an error answer (application/problem+json, RFC 9457).

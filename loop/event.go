@@ -77,6 +77,7 @@ var payloads = map[EventType]payloadInfo{
 	TypeIterationEnded:    {1, func() Payload { return new(IterationEnded) }},
 	TypeApprovalRequested: {1, func() Payload { return new(ApprovalRequested) }},
 	TypeApprovalDecided:   {1, func() Payload { return new(ApprovalDecided) }},
+	TypeApprovalRevoked:   {1, func() Payload { return new(ApprovalRevoked) }},
 	TypePlanUpdated:       {1, func() Payload { return new(PlanUpdated) }},
 	TypeMemorySet:         {1, func() Payload { return new(MemorySet) }},
 	TypeStuckDetected:     {1, func() Payload { return new(StuckDetected) }},

@@ -188,6 +188,11 @@ type ApprovalDecided struct {
 	Reason   string `json:"reason,omitempty"`
 	// EditedInput replaces the arguments when the person edited them.
 	EditedInput json.RawMessage `json:"edited_input,omitempty"`
+	// ForSession allows the same tool with the same arguments for the
+	// rest of the session (until revoked); Name and Input say what.
+	ForSession bool            `json:"for_session,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	Input      json.RawMessage `json:"input,omitempty"`
 }
 
 // PlanStep is one step of a plan.

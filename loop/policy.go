@@ -179,6 +179,9 @@ func (p policy) toolCall(st *State) Step {
 			return refuse(fmt.Sprintf("refused: the %s tool is not allowed in this session", call.Name))
 		case PolicyAsk:
 			hash := ArgsHash(call.Name, call.Arguments)
+			if st.allows(call.Name, hash) {
+				break // a person allowed this exact call for the session
+			}
 			dec, decided := st.Decisions[call.ID]
 			if !decided || dec.ArgsHash != hash {
 				return Step{Events: []Payload{&ApprovalRequested{CallID: call.ID, Name: call.Name, Input: call.Arguments, ArgsHash: hash},

@@ -413,11 +413,20 @@ type ApprovalDecision struct {
 	Approved    bool
 	Reason      string
 	EditedInput []byte
+	// ForSession allows the same call (tool and arguments) for the rest
+	// of the session, until revoked.
+	ForSession bool
+	// Revoke ends the allowance of the call whose arguments hash to
+	// ArgsHash (CallID is not needed).
+	Revoke bool
 }
 
 // Decide records a decision on a pending approval and resumes the session
 // once nothing else is pending.
 func (r *Runner) Decide(ctx context.Context, id string, d ApprovalDecision) (*Session, error) {
+	if d.Revoke {
+		return r.record(ctx, id, revokeEvents(id, d), false)
+	}
 	return r.resume(ctx, id, decisionEvents(id, d))
 }
 
@@ -436,7 +445,11 @@ func decisionEvents(id string, d ApprovalDecision) func(s *Session, st *State) (
 		if d.ArgsHash != p.ArgsHash {
 			return nil, fmt.Errorf("session %s: approval for call %s names arguments %q but the call has %q: the arguments changed; review them again", id, d.CallID, d.ArgsHash, p.ArgsHash)
 		}
-		out := []Payload{&ApprovalDecided{CallID: d.CallID, ArgsHash: d.ArgsHash, Approved: d.Approved, Reason: d.Reason, EditedInput: d.EditedInput}}
+		dec := &ApprovalDecided{CallID: d.CallID, ArgsHash: d.ArgsHash, Approved: d.Approved, Reason: d.Reason, EditedInput: d.EditedInput}
+		if d.ForSession && d.Approved && len(d.EditedInput) == 0 {
+			dec.ForSession, dec.Name, dec.Input = true, p.Name, p.Input
+		}
+		out := []Payload{dec}
 		if len(st.PendingApprovals) == 1 {
 			out = append(out, &SessionResumed{Note: "approval"})
 		}

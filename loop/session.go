@@ -32,6 +32,7 @@ type Session struct {
 
 	mu        sync.Mutex
 	guidance  []string
+	revoked   []ApprovalRevoked // allowances a person revoked while it ran
 	pauseReq  string
 	termReq   string
 	terminate bool
@@ -147,6 +148,9 @@ func (s *Session) emit(p Payload) {
 		// before it stops, whatever stops it: it is never lost.
 		for _, text := range s.takeGuidance() {
 			s.emit(&MessageAdded{Role: model.RoleUser, Content: text, Kind: KindUser})
+		}
+		for _, p := range s.takeRevoked() {
+			s.emit(p) // so is an allowance a person revoked
 		}
 	}
 	e := NewEvent(s.id, s.state.Seq+1, s.r.cfg.Clock(), p)

@@ -176,6 +176,7 @@ type State struct {
 	Totals
 	Dialogue
 	Turn
+	Allowances
 	History
 	PlanState
 	MemoryState
@@ -218,6 +219,7 @@ func (s *State) Apply(e Event) error {
 	s.Totals.apply(e)
 	s.Dialogue.apply(e)
 	s.Turn.apply(e)
+	s.Allowances.apply(e)
 	s.History.apply(e)
 	switch e.Data.(type) {
 	case *IterationStarted, *ModelSwitched:

@@ -81,6 +81,7 @@ func (s *Session) turn(ctx, callCtx context.Context) (stopped bool, err error) {
 // stop conditions, then the next iteration — as the policy decides.
 func (s *Session) between(ctx context.Context) error {
 	s.record(guidance(s.takeGuidance()))
+	s.record(s.takeRevoked())
 	note, pause := s.pauseRequested()
 	if pause {
 		s.mu.Lock()

@@ -97,7 +97,23 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer unlock()
-	d := loop.ApprovalDecision{CallID: r.PathValue("call"), ArgsHash: b.ArgsHash, Approved: *b.Approve, Reason: b.Reason, EditedInput: b.Arguments}
+	d := loop.ApprovalDecision{CallID: r.PathValue("call"), ArgsHash: b.ArgsHash, Approved: *b.Approve, Reason: b.Reason, EditedInput: b.Arguments, ForSession: b.ForSession}
+	res, err := s.svc.Decide(r.Context(), callerOf(r.Context()), id, d)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, controlResult(res))
+}
+
+// revokeAllowance ends an allowance a person gave with for_session: the
+// call asks again (from the next step, when the session is running).
+func (s *Server) revokeAllowance(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.sessionID(w, r)
+	if !ok {
+		return
+	}
+	d := loop.ApprovalDecision{ArgsHash: r.PathValue("hash"), Revoke: true, Reason: r.URL.Query().Get("reason")}
 	res, err := s.svc.Decide(r.Context(), callerOf(r.Context()), id, d)
 	if err != nil {
 		s.fail(w, r, err)

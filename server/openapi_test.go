@@ -369,6 +369,7 @@ func TestOpenAPIResponsesMatchTheSpec(t *testing.T) {
 	call(opDecide, "/v1/sessions/"+asked+"/approvals/"+pending.CallID, "", `{"approve":true,"args_hash":"wrong"}`, 409)
 	call(opDecide, "/v1/sessions/"+asked+"/approvals/"+pending.CallID, "", fmt.Sprintf(`{"approve":true,"args_hash":%q}`, pending.ArgsHash), 200)
 	a.waitStatus("", asked, "completed")
+	call("DELETE /v1/sessions/{id}/allowances/{hash}", "/v1/sessions/"+asked+"/allowances/"+pending.ArgsHash, "", "", 409) // it ended
 	eventTypes(t, call(opEvents, "/v1/sessions/"+asked+"/events?limit=1000", "", "", 200))
 
 	// The controls, on a slow session.

@@ -187,6 +187,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/sessions/{id}/reply", s.auth(s.reply))
 	m.HandleFunc("POST /v1/sessions/{id}/messages", s.auth(s.reply))
 	m.HandleFunc("POST /v1/sessions/{id}/approvals/{call}", s.auth(s.decide))
+	m.HandleFunc("DELETE /v1/sessions/{id}/allowances/{hash}", s.auth(s.revokeAllowance))
 	m.HandleFunc("POST /v1/sessions/{id}/follow-up", s.auth(s.followUp))
 	// AG-UI and the AI SDK's UI message stream: projections of the log (agui.go, uistream.go).
 	m.HandleFunc("POST /v1/agui", s.auth(s.aguiRun))

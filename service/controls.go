@@ -53,7 +53,10 @@ func (s *Service) Reply(ctx context.Context, c Caller, id, text string) (*Result
 
 // Decide approves or denies a tool call waiting for approval.
 func (s *Service) Decide(ctx context.Context, c Caller, id string, d loop.ApprovalDecision) (*Result, error) {
-	if d.CallID == "" || d.ArgsHash == "" {
+	switch {
+	case d.Revoke && d.ArgsHash == "":
+		return nil, invalid("revoking an allowance names the hash of the allowed arguments (see the session's allowed calls)")
+	case !d.Revoke && (d.CallID == "" || d.ArgsHash == ""):
 		return nil, invalid("a decision names the call and the hash of its arguments (see the pending approval)")
 	}
 	if d.EditedInput != nil && !json.Valid(d.EditedInput) {
@@ -132,6 +135,12 @@ func (s *Service) applyLive(sess *loop.Session, ctl store.Control) (*Result, err
 	case store.ControlResume:
 		return nil, conflict("session %s is already running", ctl.SessionID)
 	case store.ControlDecide:
+		var d loop.ApprovalDecision
+		if err := json.Unmarshal(ctl.Decision, &d); err == nil && d.Revoke {
+			sess.Revoke(d.ArgsHash, d.Reason)
+			res.Outcome = "the call asks again from the session's next step"
+			return res, nil
+		}
 		return nil, conflict("session %s is running and waits for no approval", ctl.SessionID)
 	default:
 		return nil, invalid("unknown control %q", ctl.Kind)
@@ -161,6 +170,9 @@ func (s *Service) applyOwned(ctx context.Context, ctl store.Control) (*Result, e
 		}
 		sess, err = s.runner.Decide(s.sessionContext(), id, d)
 		res.Outcome = "decided"
+		if d.Revoke {
+			res.Outcome = "revoked: the call asks again"
+		}
 	case store.ControlTerminate:
 		res.State, err = s.runner.Terminate(ctx, id, ctl.Text)
 		res.Outcome = "terminated"
