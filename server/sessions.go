@@ -39,8 +39,9 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 func (s *Server) start(w http.ResponseWriter, r *http.Request, req api.StartRequest) {
 	c := callerOf(r.Context())
 	d := s.cfg.Defaults
+	notifyURLs, notifyPrivate := s.notifyDefaults()
 	task, err := assemble.StartDefaults{Model: d.Model, FallbackModels: d.FallbackModels, Endpoint: d.Endpoint, Profile: d.Profile, Approval: d.Approval,
-		MaxIterations: d.MaxIterations, AllowFiles: d.AllowScripts}.Task(req, s.mayRunUnasked(r, c))
+		MaxIterations: d.MaxIterations, AllowFiles: d.AllowScripts, NotifyURLs: notifyURLs, NotifyPrivate: notifyPrivate}.Task(req, s.mayRunUnasked(r, c))
 	if err != nil {
 		s.fail(w, r, err)
 		return
