@@ -302,6 +302,10 @@ func TestOpenAPIResponsesMatchTheSpec(t *testing.T) {
 	call("GET /v1/openapi.json", "/v1/openapi.json", "", "", 200)
 	call("GET /metrics", "/metrics", "", "", 200)
 	call("GET /metrics", "/metrics", a.keys["operator@acme"], "", 403)
+	// MCP over streamable HTTP: one JSON-RPC exchange (mcp_test.go drives it with a client).
+	call("POST /mcp", "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"spec","version":"1"}}}`, 200,
+		"Accept", "application/json, text/event-stream")
+	call("POST /mcp", "/mcp", "al_nonsense", `{}`, 401)
 
 	// A session that plans, remembers, writes a file and is verified.
 	work := filepath.Join(a.dir, "work.json")

@@ -195,6 +195,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/ui-stream", s.auth(s.uiChat))
 	m.HandleFunc("GET /v1/ui-stream/{id}/stream", s.auth(s.uiReconnect))
 	m.HandleFunc("GET /v1/sessions/{id}/ui-stream", s.auth(s.uiFollow))
+	m.HandleFunc("POST /mcp", s.auth(s.mcpHandler().ServeHTTP)) // MCP over streamable HTTP (mcp.go)
 	m.HandleFunc("/", s.noRoute)
 	if s.cfg.UI != nil {
 		m.Handle("GET /{$}", s.cfg.UI)

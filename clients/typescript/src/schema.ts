@@ -298,6 +298,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/allowances/{hash}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["ID"];
+                /** @description The args_hash of the allowed call */
+                hash: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a call allowed for the rest of the session
+         * @description The call asks for approval again: at once for a stopped session, from its next step for a running one.
+         */
+        delete: operations["revokeAllowance"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{id}/follow-up": {
         parameters: {
             query?: never;
@@ -583,6 +607,26 @@ export interface paths {
         get: operations["followSessionUIStream"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * MCP over streamable HTTP
+         * @description The sessions as an MCP server (stateless streamable HTTP: each POST is one JSON-RPC exchange; send Accept: application/json, text/event-stream). Tools: start_session, get_session, wait_session, list_sessions, reply_session, pause_session, resume_session, terminate_session, decide_approval; resources agentloop://sessions/{id} and agentloop://sessions/{id}/events. Every tool call is made for the request's key, with the same rules as the /v1 operations; a refusal is a tool result with isError.
+         */
+        post: operations["mcp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1012,6 +1056,12 @@ export interface components {
             reason?: string;
             /** @description The arguments the person edited in */
             edited_input?: unknown;
+            /** @description The person allowed this exact call (tool and arguments) for the rest of the session */
+            for_session?: boolean;
+            /** @description With for_session: the tool allowed */
+            name?: string;
+            /** @description With for_session: the arguments allowed */
+            input?: unknown;
         };
         /** @description A approval.decided event. */
         ApprovalDecidedEvent: {
@@ -1248,7 +1298,7 @@ export interface components {
             data: components["schemas"]["VerificationFinished"];
         };
         /** @description One event of a session's log (api.Event), one schema per type. A reader that does not know a type or a version must not guess at its data. */
-        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["IterationStartedEvent"] | components["schemas"]["ModelRespondedEvent"] | components["schemas"]["ModelFailedEvent"] | components["schemas"]["ModelSwitchedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolFinishedEvent"] | components["schemas"]["MessageAddedEvent"] | components["schemas"]["IterationEndedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalDecidedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["MemorySetEvent"] | components["schemas"]["StuckDetectedEvent"] | components["schemas"]["SessionPausedEvent"] | components["schemas"]["SessionWaitingEvent"] | components["schemas"]["SessionResumedEvent"] | components["schemas"]["WarningEvent"] | components["schemas"]["SessionEndedEvent"] | components["schemas"]["ConversationCondensedEvent"] | components["schemas"]["StepFinishedEvent"] | components["schemas"]["VerificationFinishedEvent"];
+        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["IterationStartedEvent"] | components["schemas"]["ModelRespondedEvent"] | components["schemas"]["ModelFailedEvent"] | components["schemas"]["ModelSwitchedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolFinishedEvent"] | components["schemas"]["MessageAddedEvent"] | components["schemas"]["IterationEndedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalDecidedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["MemorySetEvent"] | components["schemas"]["StuckDetectedEvent"] | components["schemas"]["SessionPausedEvent"] | components["schemas"]["SessionWaitingEvent"] | components["schemas"]["SessionResumedEvent"] | components["schemas"]["WarningEvent"] | components["schemas"]["SessionEndedEvent"] | components["schemas"]["ConversationCondensedEvent"] | components["schemas"]["StepFinishedEvent"] | components["schemas"]["VerificationFinishedEvent"] | components["schemas"]["ApprovalRevokedEvent"];
         /** @description A page of a session's log (api.EventsPage). */
         EventsPage: {
             events: components["schemas"]["Event"][];
@@ -1292,6 +1342,8 @@ export interface components {
             reason?: string;
             /** @description When given, replace the call's arguments (an edit) */
             arguments?: Record<string, unknown>;
+            /** @description With approve: allow the same tool with the same arguments for the rest of the session, until revoked with DELETE /v1/sessions/{id}/allowances/{args_hash} */
+            for_session?: boolean;
         };
         IterationUsage: {
             iteration: number;
@@ -1504,6 +1556,40 @@ export interface components {
             max_iterations?: number;
         } & {
             [key: string]: unknown;
+        };
+        /** @description A JSON-RPC 2.0 message of the Model Context Protocol: a request (id, method, params), a notification (method, params) or a response (id, result or error). */
+        JSONRPCMessage: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id?: string | number;
+            method?: string;
+            params?: Record<string, unknown>;
+            result?: Record<string, unknown>;
+            error?: {
+                code: number;
+                message: string;
+                data?: unknown;
+            };
+        };
+        ApprovalRevoked: {
+            args_hash: string;
+            name: string;
+            reason?: string;
+        };
+        /** @description A approval.revoked event. */
+        ApprovalRevokedEvent: {
+            session_id: string;
+            seq: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "approval.revoked";
+            /** @description The version of the data's schema */
+            v: number;
+            /** Format: date-time */
+            time: string;
+            data: components["schemas"]["ApprovalRevoked"];
         };
     };
     responses: {
@@ -2142,6 +2228,40 @@ export interface operations {
             429: components["responses"]["Problem"];
         };
     };
+    revokeAllowance: {
+        parameters: {
+            query?: {
+                /** @description Why, for the log */
+                reason?: string;
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["ID"];
+                /** @description The args_hash of the allowed call */
+                hash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlResult"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
     followUpSession: {
         parameters: {
             query?: never;
@@ -2635,6 +2755,52 @@ export interface operations {
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    mcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JSONRPCMessage"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC answer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JSONRPCMessage"];
+                };
+            };
+            /** @description A notification or a response, taken */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not a JSON-RPC message the MCP server takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            415: components["responses"]["Problem"];
             421: components["responses"]["Problem"];
             429: components["responses"]["Problem"];
         };
