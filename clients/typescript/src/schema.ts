@@ -613,26 +613,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/mcp": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * MCP over streamable HTTP
-         * @description The sessions as an MCP server (stateless streamable HTTP: each POST is one JSON-RPC exchange; send Accept: application/json, text/event-stream). Tools: start_session, get_session, wait_session, list_sessions, reply_session, pause_session, resume_session, terminate_session, decide_approval; resources agentloop://sessions/{id} and agentloop://sessions/{id}/events. Every tool call is made for the request's key, with the same rules as the /v1 operations; a refusal is a tool result with isError.
-         */
-        post: operations["mcp"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1228,6 +1208,7 @@ export interface components {
             time: string;
             data: components["schemas"]["SessionEnded"];
         };
+        /** @description The conversation the model sees was made smaller: old tool results cut to a stub, then the oldest turns after the task replaced by a summary (written by a model or a digest). The summary is recorded, so a replay needs no model call. */
         ConversationCondensed: {
             shortened_before?: number;
             dropped_from?: number;
@@ -1235,6 +1216,21 @@ export interface components {
             summary?: string;
             tokens_before: number;
             tokens_after: number;
+            /** @description The iteration whose model call needed the room */
+            iteration?: number;
+            /**
+             * @description How the summary was written
+             * @enum {string}
+             */
+            by?: "model" | "digest";
+            /** @description A model was called for the summary (its usage counts in the session's) */
+            asked?: boolean;
+            /** @description The model asked for the summary, when not the session's own (the profile's condense_model) */
+            model?: string;
+            usage?: components["schemas"]["Usage"];
+            cost_usd?: number;
+            /** @description Why a summary by model was wanted but the digest was used: the call failed, the summary was empty or too long, or the budget could not pay for it */
+            summary_error?: string;
         };
         /** @description A conversation.condensed event. */
         ConversationCondensedEvent: {
@@ -1436,6 +1432,22 @@ export interface components {
             iterations?: {
                 [key: string]: unknown;
             }[] | null;
+            /** @description Where and how the conversation was condensed, one entry per conversation.condensed (the summaries are in the events) */
+            condensations?: {
+                iteration: number;
+                tokens_before: number;
+                tokens_after: number;
+                /** @description Old tool results were cut to a stub */
+                stubbed?: boolean;
+                /** @description Messages replaced by the summary */
+                dropped?: number;
+                /** @enum {string} */
+                by?: "model" | "digest";
+                model?: string;
+                usage?: components["schemas"]["Usage"];
+                cost_usd?: number;
+                summary_error?: string;
+            }[];
         } & {
             [key: string]: unknown;
         };
@@ -1556,20 +1568,6 @@ export interface components {
             max_iterations?: number;
         } & {
             [key: string]: unknown;
-        };
-        /** @description A JSON-RPC 2.0 message of the Model Context Protocol: a request (id, method, params), a notification (method, params) or a response (id, result or error). */
-        JSONRPCMessage: {
-            /** @constant */
-            jsonrpc: "2.0";
-            id?: string | number;
-            method?: string;
-            params?: Record<string, unknown>;
-            result?: Record<string, unknown>;
-            error?: {
-                code: number;
-                message: string;
-                data?: unknown;
-            };
         };
         ApprovalRevoked: {
             args_hash: string;
@@ -2755,52 +2753,6 @@ export interface operations {
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
-            421: components["responses"]["Problem"];
-            429: components["responses"]["Problem"];
-        };
-    };
-    mcp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["JSONRPCMessage"];
-            };
-        };
-        responses: {
-            /** @description The JSON-RPC answer */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["JSONRPCMessage"];
-                };
-            };
-            /** @description A notification or a response, taken */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not a JSON-RPC message the MCP server takes */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/plain": string;
-                };
-            };
-            401: components["responses"]["Problem"];
-            403: components["responses"]["Problem"];
-            413: components["responses"]["Problem"];
-            415: components["responses"]["Problem"];
             421: components["responses"]["Problem"];
             429: components["responses"]["Problem"];
         };
