@@ -88,6 +88,17 @@ func (c *Client) Start(ctx context.Context, req api.StartRequest) (api.Created, 
 	return out, c.do(ctx, "POST", "/v1/sessions", req, &out)
 }
 
+// Revoke ends the allowance of a call allowed for the rest of the session
+// (approved with ForSession): it asks again.
+func (c *Client) Revoke(ctx context.Context, id, argsHash, reason string) (api.ControlResult, error) {
+	var out api.ControlResult
+	path := "/v1/sessions/" + url.PathEscape(id) + "/allowances/" + url.PathEscape(argsHash)
+	if reason != "" {
+		path += "?reason=" + url.QueryEscape(reason)
+	}
+	return out, c.do(ctx, "DELETE", path, nil, &out)
+}
+
 // FollowUp starts a session that finishes what the ended session id
 // left; req may give its task, model or limits (the rest is the ended
 // session's).

@@ -142,6 +142,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 	limit := fs.Int("limit", 50, "at most this many sessions")
 	events := fs.Bool("events", false, "print the raw event log as JSON lines")
 	argsJSON := fs.String("args", "", "replace the call's arguments with this JSON (approve)")
+	forSession := fs.Bool("for-session", false, "allow this exact call for the rest of the session (approve)")
 	followTask := fs.String("task", "", "the follow-up's task (follow-up; default: what the ended session left)")
 	followModel := fs.String("model", "", "the follow-up's model (follow-up; default: the ended session's)")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -149,7 +150,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 	}
 	ctx := context.Background()
 	rest := fs.Args()
-	need := map[string]int{"follow-up": 1, "show": 1, "resume": 1, "reply": 2, "pause": 1, "terminate": 1, "delete": 1, "approve": 3, "deny": 3}
+	need := map[string]int{"revoke": 2, "follow-up": 1, "show": 1, "resume": 1, "reply": 2, "pause": 1, "terminate": 1, "delete": 1, "approve": 3, "deny": 3}
 	if n, ok := need[sub]; ok && len(rest) < n {
 		fmt.Fprintf(stderr, "agentloop sessions %s: missing arguments (see agentloop sessions -h)\n", sub)
 		return exitUsage
@@ -219,6 +220,13 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 		}
 		printApprovals(states, "", stdout, stderr) // AGENTLOOP_SERVER or --server reaches it again
 		return 0
+	case "revoke":
+		res, err = c.Revoke(ctx, rest[0], rest[1], strings.Join(rest[2:], " "))
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		fmt.Fprintf(stdout, "session %s: %s\n", rest[0], res.Outcome)
+		return 0
 	case "follow-up":
 		created, err := c.FollowUp(ctx, rest[0], api.StartRequest{Task: *followTask, Model: *followModel})
 		if err != nil {
@@ -245,7 +253,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 		res, err = c.Control(ctx, rest[0], "reply", api.Control{Text: strings.Join(rest[1:], " ")})
 	case "approve", "deny":
 		yes := sub == "approve"
-		d := api.Decision{Approve: &yes, ArgsHash: rest[2], Reason: strings.Join(rest[3:], " ")}
+		d := api.Decision{Approve: &yes, ArgsHash: rest[2], Reason: strings.Join(rest[3:], " "), ForSession: yes && *forSession}
 		if *argsJSON != "" {
 			if !json.Valid([]byte(*argsJSON)) {
 				return fail(stderr, "--args is not valid JSON: %s", *argsJSON)

@@ -143,13 +143,16 @@ func follow(ctx context.Context, env *cliEnv, sess *loop.Session, after int64, s
 
 func askApproval(ctx context.Context, env *cliEnv, st *loop.State, stderr io.Writer) (*service.Result, error) {
 	p := st.PendingApprovals[0]
-	fmt.Fprintf(stderr, "\nThe model wants to run %s with %s\nAllow? [y]es / [n]o / [e]dit arguments: ", safeText(p.Name), safeText(string(p.Input)))
+	fmt.Fprintf(stderr, "\nThe model wants to run %s with %s\nAllow? [y]es / [a]lways (this exact call, for the rest of the session) / [n]o / [e]dit arguments: ", safeText(p.Name), safeText(string(p.Input)))
 	in := bufio.NewReader(os.Stdin)
 	answer, _ := in.ReadString('\n')
 	d := loop.ApprovalDecision{CallID: p.CallID, ArgsHash: p.ArgsHash}
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":
 		d.Approved = true
+	case "a", "always":
+		d.Approved, d.ForSession = true, true
+		fmt.Fprintf(stderr, "Allowed for this session; revoke with: agentloop sessions revoke %s %s%s\n", st.ID, p.ArgsHash, env.again)
 	case "e", "edit":
 		fmt.Fprint(stderr, "New arguments (JSON on one line): ")
 		line, _ := in.ReadString('\n')

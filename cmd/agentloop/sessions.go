@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,7 +24,7 @@ import (
 func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	subs := map[string]func([]string, io.Writer, io.Writer) int{
 		"list": sessionsList, "show": sessionsShow, "resume": sessionsResume, "terminate": sessionsTerminate, "pause": sessionsPause, "delete": sessionsDelete,
-		"reply": sessionsReply, "approvals": sessionsApprovals, "approve": sessionsApprove, "deny": sessionsDeny,
+		"reply": sessionsReply, "approvals": sessionsApprovals, "approve": sessionsApprove, "deny": sessionsDeny, "revoke": sessionsRevoke,
 		"recover": sessionsRecover, "follow-up": sessionsFollowUp,
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
@@ -36,7 +39,9 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
   reply ID "text"               answer a session waiting for you and resume it, or give
                                 a running one a message its model sees in its next step
   approvals [ID]                list tool calls waiting for approval
-  approve ID CALL HASH          approve a tool call (--args JSON to change its arguments)
+  approve ID CALL HASH          approve a tool call (--args JSON to change its arguments;
+                                --for-session: the same call runs unasked for the rest of the session)
+  revoke ID HASH                a call allowed for the session asks again
   deny ID CALL HASH ["reason"]  deny a tool call; the model sees the reason
   follow-up ID                  start a session that finishes what an ended one left: its plan's
                                 unfinished steps and failing checks, in the same workspace
@@ -206,6 +211,10 @@ func showState(w io.Writer, s *loop.State) {
 	for _, c := range s.Condensations {
 		fmt.Fprintf(w, "  condensed: %s\n", c)
 	}
+	for _, hash := range slices.SortedFunc(maps.Keys(s.Allowed), func(a, b string) int { return cmp.Compare(s.Allowed[a].Since, s.Allowed[b].Since) }) {
+		al := s.Allowed[hash]
+		fmt.Fprintf(w, "  allowed:   %s %s for the session (revoke: agentloop sessions revoke %s %s)\n", al.Name, oneLine(string(al.Input), 80), s.ID, hash)
+	}
 	fmt.Fprintf(w, "  started:   %s", s.StartedAt.Local().Format(time.DateTime))
 	if !s.CompletedAt.IsZero() {
 		fmt.Fprintf(w, " · ended %s · took %s", s.CompletedAt.Local().Format(time.DateTime), s.Duration.Round(time.Millisecond))
@@ -347,6 +356,7 @@ func continueSession(name string, args []string, nargs int, stdout, stderr io.Wr
 	o.register(fs)
 	if name == "approve" {
 		fs.String("args", "", "replace the call's arguments with this JSON")
+		fs.Bool("for-session", false, "allow this exact call (tool and arguments) for the rest of the session: it runs without asking until revoked")
 	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -433,7 +443,7 @@ func sessionsReply(args []string, stdout, stderr io.Writer) int {
 
 func sessionsApprove(args []string, stdout, stderr io.Writer) int {
 	return continueSession("approve", args, 3, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, fs *flag.FlagSet) (*service.Result, error) {
-		d := loop.ApprovalDecision{CallID: rest[0], ArgsHash: rest[1], Approved: true}
+		d := loop.ApprovalDecision{CallID: rest[0], ArgsHash: rest[1], Approved: true, ForSession: fs.Lookup("for-session").Value.String() == "true"}
 		if a := fs.Lookup("args").Value.String(); a != "" {
 			if !json.Valid([]byte(a)) {
 				return nil, fmt.Errorf("--args is not valid JSON: %s", a)
@@ -441,6 +451,13 @@ func sessionsApprove(args []string, stdout, stderr io.Writer) int {
 			d.EditedInput = []byte(a)
 		}
 		return env.svc.Decide(ctx, env.caller, id, d)
+	})
+}
+
+// sessionsRevoke ends a call's allowance for the session: it asks again.
+func sessionsRevoke(args []string, stdout, stderr io.Writer) int {
+	return continueSession("revoke", args, 2, stdout, stderr, func(ctx context.Context, env *cliEnv, id string, rest []string, _ *flag.FlagSet) (*service.Result, error) {
+		return env.svc.Decide(ctx, env.caller, id, loop.ApprovalDecision{ArgsHash: rest[0], Revoke: true, Reason: strings.Join(rest[1:], " ")})
 	})
 }
 
