@@ -613,6 +613,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * MCP over streamable HTTP
+         * @description The sessions as an MCP server (stateless streamable HTTP: each POST is one JSON-RPC exchange; send Accept: application/json, text/event-stream). Tools: start_session, get_session, wait_session, list_sessions, reply_session, pause_session, resume_session, terminate_session, decide_approval; resources agentloop://sessions/{id} and agentloop://sessions/{id}/events. Every tool call is made for the request's key, with the same rules as the /v1 operations; a refusal is a tool result with isError.
+         */
+        post: operations["mcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1568,6 +1588,20 @@ export interface components {
             max_iterations?: number;
         } & {
             [key: string]: unknown;
+        };
+        /** @description A JSON-RPC 2.0 message of the Model Context Protocol: a request (id, method, params), a notification (method, params) or a response (id, result or error). */
+        JSONRPCMessage: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id?: string | number;
+            method?: string;
+            params?: Record<string, unknown>;
+            result?: Record<string, unknown>;
+            error?: {
+                code: number;
+                message: string;
+                data?: unknown;
+            };
         };
         ApprovalRevoked: {
             args_hash: string;
@@ -2753,6 +2787,52 @@ export interface operations {
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    mcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JSONRPCMessage"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC answer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JSONRPCMessage"];
+                };
+            };
+            /** @description A notification or a response, taken */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not a JSON-RPC message the MCP server takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            415: components["responses"]["Problem"];
             421: components["responses"]["Problem"];
             429: components["responses"]["Problem"];
         };
