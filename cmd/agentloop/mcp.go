@@ -12,9 +12,11 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentloop/agentloop/assemble"
@@ -133,15 +135,19 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	srv := mcpserver.New(mcpserver.Config{Service: svc, Start: local.Start, Version: version,
 		Caller: func(context.Context, *mcp.RequestExtra) (service.Caller, error) { return caller, nil }})
 	fmt.Fprintf(stderr, "agentloop mcp: serving MCP on stdin/stdout (database %s, workspace %s)\n", assemble.DescribeDB(*db), root)
-	runErr := srv.Run(context.Background(), &mcp.IOTransport{Reader: os.Stdin, Writer: nopCloser{stdout}})
-	// The client went away: sessions pause at a safe point, to be resumed.
+	// An MCP client stops its server by closing stdin, then with SIGTERM.
+	runCtx, stopRun := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopRun()
+	runErr := srv.Run(runCtx, &mcp.IOTransport{Reader: os.Stdin, Writer: nopCloser{stdout}})
+	// The client went away or stopped this: sessions pause at a safe
+	// point, to be resumed.
 	stopSessions(loop.ErrShutdown)
 	gctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
 	if err := svc.Wait(gctx); err != nil {
 		log.Warn("sessions still running at the end of the grace period; agentloop sessions recover resumes them", "err", err)
 	}
-	if runErr != nil && !errors.Is(runErr, io.EOF) && !errors.Is(runErr, context.Canceled) && !strings.Contains(runErr.Error(), "EOF") {
+	if runErr != nil && runCtx.Err() == nil && !errors.Is(runErr, io.EOF) && !strings.Contains(runErr.Error(), "EOF") {
 		return fail(stderr, "mcp: %v", runErr)
 	}
 	return 0

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -96,17 +97,42 @@ func TestMCPStdioThroughTheBinary(t *testing.T) {
 	slow := writeScript(t, `{"steps":[{"text":"late","delay":"1h"},{"text":"resumed"}]}`)
 	s, _ = mcpCall(t, cs, "start_session", map[string]any{"task": "think", "model": "script:" + slow})
 	id := s["id"].(string)
-	cs.Close()
-	if err := cmd.Wait(); err != nil {
-		if _, ok := err.(*exec.ExitError); ok {
-			t.Fatalf("agentloop mcp exited with %v", err)
-		}
+	if err := cs.Close(); err != nil || cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("agentloop mcp did not exit cleanly when the client went away: %v %v", err, cmd.ProcessState)
 	}
-	out, _, _ = c.run("", "sessions", "show", "--json", id)
+	c.pausedByShutdown(id)
+}
+
+// pausedByShutdown checks that the session stopped at a safe point as its
+// process stopped, to be resumed.
+func (c *cli) pausedByShutdown(id string) {
+	c.t.Helper()
+	out, _, _ := c.run("", "sessions", "show", "--json", id)
 	var st struct{ Status, Reason string }
 	if err := json.Unmarshal([]byte(out), &st); err != nil || st.Status != "paused" || st.Reason != "shutdown" {
-		t.Fatalf("the session left running when the client went away: %v %s", err, out)
+		c.t.Fatalf("the session agentloop mcp ran when it stopped: %v %s", err, out)
 	}
+}
+
+// An MCP client that stops its server with SIGTERM (as clients do when
+// closing stdin is not enough) gets the same: sessions pause, exit 0.
+func TestMCPStdioSIGTERM(t *testing.T) {
+	c := newCLI(t)
+	slow := writeScript(t, `{"steps":[{"text":"late","delay":"1h"}]}`)
+	cs, cmd := c.mcpStdio(nil, "--db", c.db, "--dir", t.TempDir(), "--allow-script-models")
+	s, msg := mcpCall(t, cs, "start_session", map[string]any{"task": "think", "model": "script:" + slow})
+	if msg != "" {
+		t.Fatal(msg)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// The server is gone: the transport's Close reaps it.
+	cs.Close()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("after SIGTERM: %v", cmd.ProcessState)
+	}
+	c.pausedByShutdown(s["id"].(string))
 }
 
 func TestMCPUsage(t *testing.T) {
