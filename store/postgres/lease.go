@@ -23,7 +23,7 @@ func (s *Store) Acquire(ctx context.Context, id, owner string, ttl time.Duration
 	}
 	a := &appendq.Acquisition{Owner: owner, TTL: ttl}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		reqErr, fatal := s.grant(ctx, tx, id, a)
+		reqErr, fatal := s.grant(ctx, tx, id, a, false)
 		return errors.Join(reqErr, fatal)
 	})
 	if err != nil {
@@ -34,28 +34,40 @@ func (s *Store) Acquire(ctx context.Context, id, owner string, ttl time.Duration
 
 // grant takes the lease of session id for a.Owner inside tx, setting a's
 // token and expiry, or fails with ErrLeaseHeld (reqErr) while another
-// owner's lease is live. The lease row is locked (FOR UPDATE) until tx
-// ends: two servers acquiring at once are served one after the other.
-func (s *Store) grant(ctx context.Context, tx pgx.Tx, id string, a *appendq.Acquisition) (reqErr, fatal error) {
-	if _, err := tx.Exec(ctx, `INSERT INTO leases (session_id, owner, token, expires_at) VALUES ($1, '', 0, 'epoch') ON CONFLICT (session_id) DO NOTHING`, id); err != nil {
-		return nil, s.errf("lease of %s: %w", id, err)
-	}
-	var cur store.Lease
-	if err := tx.QueryRow(ctx, `SELECT owner, token, expires_at FROM leases WHERE session_id = $1 FOR UPDATE`, id).Scan(&cur.Owner, &cur.Token, &cur.Expires); err != nil {
-		return nil, s.errf("read lease of %s: %w", id, err)
-	}
-	now := s.opts.clock()
-	live := cur.Expires.After(now)
-	switch {
-	case live && cur.Owner == a.Owner:
-		a.Token = cur.Token // the holder renews; same token
-	case live:
-		return fmt.Errorf("session %s is held by %s until %s: %w", id, cur.Owner, cur.Expires.UTC().Format(time.RFC3339), store.ErrLeaseHeld), nil
-	default:
-		a.Token = cur.Token + 1
-	}
+// owner's lease is live; with savepoint, it first sets SAVEPOINT acquire.
+// It is one round trip: the lease row is made if missing, then updated
+// only if free or a.Owner's — an UPDATE that locks the row and, when
+// another server changed it meanwhile, decides on its latest version, so
+// two servers acquiring at once are served one after the other.
+func (s *Store) grant(ctx context.Context, tx pgx.Tx, id string, a *appendq.Acquisition, savepoint bool) (reqErr, fatal error) {
+	now := encodeTime(s.opts.clock())
 	a.Expires = encodeTime(now.Add(a.TTL))
-	if _, err := tx.Exec(ctx, `UPDATE leases SET owner = $2, token = $3, expires_at = $4 WHERE session_id = $1`, id, a.Owner, a.Token, a.Expires); err != nil {
+	var b pgx.Batch
+	if savepoint {
+		b.Queue("SAVEPOINT acquire")
+	}
+	b.Queue(`INSERT INTO leases (session_id, owner, token, expires_at) VALUES ($1, '', 0, 'epoch') ON CONFLICT (session_id) DO NOTHING`, id)
+	b.Queue(`UPDATE leases SET owner = $2, token = CASE WHEN owner = $2 AND expires_at > $3 THEN token ELSE token + 1 END, expires_at = $4
+WHERE session_id = $1 AND (expires_at <= $3 OR owner = $2) RETURNING token`, id, a.Owner, now, a.Expires)
+	br := tx.SendBatch(ctx, &b)
+	for range b.Len() - 1 {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return nil, s.errf("lease of %s: %w", id, err)
+		}
+	}
+	err := br.QueryRow().Scan(&a.Token)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		return nil, s.errf("lease of %s: %w", id, cerr)
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		var cur store.Lease
+		if err := tx.QueryRow(ctx, `SELECT owner, expires_at FROM leases WHERE session_id = $1`, id).Scan(&cur.Owner, &cur.Expires); err != nil {
+			return nil, s.errf("read lease of %s: %w", id, err)
+		}
+		return fmt.Errorf("session %s is held by %s until %s: %w", id, cur.Owner, cur.Expires.UTC().Format(time.RFC3339), store.ErrLeaseHeld), nil
+	}
+	if err != nil {
 		return nil, s.errf("write lease of %s: %w", id, err)
 	}
 	return nil, nil

@@ -522,29 +522,38 @@ func readAppends(br pgx.BatchResults, runs []appendcheck.Run) (written []bool, e
 }
 
 // writeAcquiring writes a request that takes its session's lease with it
-// (AppendAcquiring): the lease as Acquire takes it and the append fenced
-// by the new token, under a savepoint, so that a refusal of either leaves
-// nothing of both.
+// (AppendAcquiring): the lease as Acquire takes it, then the append, under
+// a savepoint, so that a refusal of either leaves nothing of both. The
+// savepoint is rolled back to on a refusal and otherwise left for the
+// commit to release. A new session's append is written as new at once
+// (its session row inserted only if none exists), as writeOneTrip does:
+// the savepoint and the lease take one round trip, the append one more.
 func (w *writer) writeAcquiring(ctx context.Context, tx pgx.Tx, r *request, wrote []bool) (reqErr, fatal error) {
-	if _, err := tx.Exec(ctx, "SAVEPOINT acquire"); err != nil {
-		return nil, w.s.errf("savepoint: %w", err)
-	}
 	id, a := r.Runs[0].SessionID, r.Acquire
-	reqErr, fatal = w.s.grant(ctx, tx, id, a)
+	reqErr, fatal = w.s.grant(ctx, tx, id, a, true)
 	if reqErr == nil && fatal == nil {
-		// The lease row stays locked (FOR UPDATE) until the commit: no
-		// token check is needed.
+		// The lease row stays locked until the commit: no token check
+		// is needed.
+		run := r.Runs[0]
+		if _, cached := w.cache[id]; !cached && run.First == 1 {
+			q, args, next := w.appendStatement(r, run, r.Data[0], loop.Summary{})
+			var n int64
+			if err := tx.QueryRow(ctx, q, args...).Scan(&n); err != nil {
+				return nil, w.s.errf("session %s: append events %d–%d: %w", id, run.First, run.Last, err)
+			}
+			if n == int64(len(run.Events)) {
+				wrote[0] = true
+				w.cache[id] = next
+				return nil, nil
+			}
+		}
 		reqErr, fatal = w.writeAppend(ctx, tx, r, wrote)
 	}
-	if fatal != nil {
+	if fatal != nil || reqErr == nil {
 		return nil, fatal
 	}
-	q := "RELEASE SAVEPOINT acquire"
-	if reqErr != nil {
-		q = "ROLLBACK TO SAVEPOINT acquire"
-	}
-	if _, err := tx.Exec(ctx, q); err != nil {
-		return nil, w.s.errf("%s: %w", q, err)
+	if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT acquire"); err != nil {
+		return nil, w.s.errf("roll back a refused lease: %w", err)
 	}
 	return reqErr, nil
 }
