@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agentloop/agentloop/internal/ownstack"
 )
 
 // Stuck patterns, as recorded in stuck.detected events. They are for the
@@ -143,7 +145,11 @@ func (p *Progress) watchForStuck(e Event, it *Iteration, l Limits) {
 			if len(p.recent) >= recentCap(l) {
 				p.recent = append(p.recent[:0], p.recent[1:]...)
 			}
-			p.recent = append(p.recent, stepOf(it))
+			// Canonical JSON and the masks recurse: reduced on a goroutine
+			// of its own, they leave the session's stack small (see
+			// package ownstack).
+			st, _ := ownstack.Run(func() (step, error) { return stepOf(it), nil })
+			p.recent = append(p.recent, st)
 		}
 	}
 }
