@@ -33,9 +33,10 @@ import (
 var taskRE = regexp.MustCompile(`session-(\d+)`)
 
 // Sessions on a real Temporal dev server, run by the real `agentloop
-// worker`: the worker is SIGKILLed while every session's tool is running,
-// another worker starts, and each session finishes with no model call
-// made twice and no tool run twice; the recorded histories replay.
+// worker`: the worker is SIGKILLed while every session's tool is running
+// in a local activity, another worker starts, and each session finishes
+// with no model call made twice and no tool run twice; the recorded
+// histories replay.
 func TestTemporalWorkersSurviveSIGKILL(t *testing.T) {
 	hostPort := temporaltest.Start(t)
 	const sessions, steps = 3, 4
@@ -103,8 +104,11 @@ func TestTemporalWorkersSurviveSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tc.Close()
+	// Every step a local activity (no signals to let in): the kill lands
+	// in one, and the next worker takes the steps the server had not
+	// recorded again, from the log.
 	engine := &temporal.Engine{Client: tc, Runner: runner, TaskQueue: "e2e",
-		Input: temporal.Input{Heartbeat: 2 * time.Second, StepsPerRun: 6}}
+		Input: temporal.Input{Heartbeat: 2 * time.Second, StepsPerRun: 6, ControlDelay: time.Hour}}
 	ws := t.TempDir()
 	var ids []string
 	for i := range sessions {
