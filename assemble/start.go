@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/api"
+	"github.com/agentloop/agentloop/config"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/provider"
@@ -31,6 +32,10 @@ type StartDefaults struct {
 	// limits and MaxIterations go on top. Nil means the server's standard
 	// limits.
 	Limits *loop.Limits
+	// Profiles, when set, looks up the session's profile, whose limits go
+	// on top of Limits and under the request's own. Nil: the caller has
+	// applied the profile's limits itself (the CLI, whose flags win).
+	Profiles func(name string) (config.Profile, error)
 	// ModelOptions are the provider settings every session starts with
 	// (Ollama's num_ctx, streaming with tools); a request's thinking goes
 	// on top.
@@ -178,7 +183,15 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 	if d.Limits != nil {
 		limits = *d.Limits
 	}
-	limits.MaxIterations = firstInt(req.MaxIterations, d.MaxIterations, limits.MaxIterations, loop.DefaultMaxIterations)
+	limits.MaxIterations = firstInt(d.MaxIterations, limits.MaxIterations)
+	if d.Profiles != nil && t.Profile != "" {
+		p, err := d.Profiles(t.Profile)
+		if err != nil {
+			return t, invalid("profile: %v", err)
+		}
+		limits = p.LimitSettings.Apply(limits)
+	}
+	limits.MaxIterations = firstInt(req.MaxIterations, limits.MaxIterations, loop.DefaultMaxIterations)
 	if req.BudgetTokens > 0 {
 		limits.BudgetTokens = req.BudgetTokens
 	}

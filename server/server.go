@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentloop/agentloop/config"
 	"github.com/agentloop/agentloop/feed"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
@@ -102,6 +103,10 @@ type Defaults struct {
 	// PrivateDirs, when set, holds sessions' private sandbox directories
 	// (HOME, TMPDIR, caches): a deleted session's is removed.
 	PrivateDirs string
+	// Profiles looks up a session's profile (the config file's, then the
+	// built-in ones), whose limits a session started here gets; nil: the
+	// built-in profiles only.
+	Profiles func(name string) (config.Profile, error)
 }
 
 // Server is the HTTP API.

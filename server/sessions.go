@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentloop/agentloop/api"
 	"github.com/agentloop/agentloop/assemble"
+	"github.com/agentloop/agentloop/config"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/service"
@@ -41,7 +42,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request, req api.StartRequ
 	d := s.cfg.Defaults
 	notifyURLs, notifyPrivate := s.notifyDefaults()
 	task, err := assemble.StartDefaults{Model: d.Model, FallbackModels: d.FallbackModels, Endpoint: d.Endpoint, Profile: d.Profile, Approval: d.Approval,
-		MaxIterations: d.MaxIterations, AllowFiles: d.AllowScripts, NotifyURLs: notifyURLs, NotifyPrivate: notifyPrivate}.Task(req, s.mayRunUnasked(r, c))
+		MaxIterations: d.MaxIterations, AllowFiles: d.AllowScripts, NotifyURLs: notifyURLs, NotifyPrivate: notifyPrivate, Profiles: s.profiles()}.Task(req, s.mayRunUnasked(r, c))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -358,4 +359,13 @@ func (s *Server) prune(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"deleted": deleted})
+}
+
+// profiles looks up a session's profile: the server's config file's, or a
+// built-in one.
+func (s *Server) profiles() func(string) (config.Profile, error) {
+	if p := s.cfg.Defaults.Profiles; p != nil {
+		return p
+	}
+	return (*config.Config)(nil).Profile
 }

@@ -246,7 +246,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		Front:      server.FrontDoor{AllowedOrigins: origins, PublicURL: *publicURL},
 		Defaults: server.Defaults{Model: *modelSpec, FallbackModels: fallbacks, Endpoint: assemble.RedactURL(*baseURL), Profile: profName, Approval: approval,
 			Workspaces: *workspaces, AllowScripts: *allowScripts,
-			CommandUID: cmdUser.UID, CommandGID: cmdUser.GID, PrivateDirs: sandbox.DefaultPrivateBase()}}
+			CommandUID: cmdUser.UID, CommandGID: cmdUser.GID, PrivateDirs: sandbox.DefaultPrivateBase(), Profiles: cfgFile.Profile}}
 	cfg.Sandbox.Backend, cfg.Sandbox.Network = string(sandboxing.Policy.Backend), sandboxing.Policy.Network.String()
 	api := server.New(cfg)
 	var ready atomic.Bool
