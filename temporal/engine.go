@@ -80,12 +80,16 @@ func (e *Engine) queue() string {
 	return DefaultTaskQueue
 }
 
-// Send delivers a person's control to a session's workflow.
+// Send delivers a person's control to a session's workflow; a running
+// session takes it within Input.ControlDelay plus the step under way.
 func (e *Engine) Send(ctx context.Context, sessionID string, c Control) error {
 	return e.Client.SignalWorkflow(ctx, WorkflowID(sessionID), "", ControlSignal, c)
 }
 
-// State asks a session's workflow where the session is.
+// State asks a session's workflow where the session is. Like a signal, a
+// query is answered between workflow tasks: while local steps run, within
+// Input.ControlDelay plus the step under way (the store's log is always
+// current; the service reads that).
 func (e *Engine) State(ctx context.Context, sessionID string) (Summary, error) {
 	v, err := e.Client.QueryWorkflow(ctx, WorkflowID(sessionID), "", StateQuery)
 	if err != nil {
