@@ -18,13 +18,13 @@ import (
 // pause sent while they run reaches the session long before it would
 // have finished — the workflow ends its task every Input.ControlDelay
 // of steps (without that, a signal waits for the SDK's workflow task
-// heartbeat, 8 s, and this session is done in about 2 s).
+// heartbeat, 8 s, and this session is done in about 4 s).
 func TestPauseReachesSessionRunningLocalSteps(t *testing.T) {
 	addr := temporaltest.Start(t)
 	const steps = 40
 	s := script(steps)
 	for i := range s.Steps {
-		s.Steps[i] = s.Steps[i].WithDelay(50 * time.Millisecond)
+		s.Steps[i] = s.Steps[i].WithDelay(100 * time.Millisecond)
 	}
 	f := newScriptFixture(t, s)
 
