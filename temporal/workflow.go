@@ -58,8 +58,9 @@ type Input struct {
 	// session.
 	StepsPerRun int
 	// Timeouts of one step's activity, by kind (defaults: model 10 min,
-	// tools 30 min, bookkeeping 15 min), and how often a running step
-	// must heartbeat (default 30 s): a worker that died is noticed then.
+	// tools 30 min, bookkeeping 15 min), and how often a step run as a
+	// regular activity must heartbeat (default 30 s): a worker that died
+	// is noticed then (in a local step, when its workflow task times out).
 	ModelTimeout, ToolsTimeout, BookkeepingTimeout, Heartbeat time.Duration
 	// ControlDelay bounds how long a person's control waits while steps
 	// run (default 250 ms, plus the step under way): steps run as local
