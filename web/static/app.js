@@ -285,7 +285,7 @@ function sessionView(id) {
     const open = new Set([...main().querySelectorAll("details[open][data-key]")].map(d => d.dataset.key));
     const typing = $("#reply-text") ? $("#reply-text").value : "";
     const focused = document.activeElement && document.activeElement.id;
-    main().replaceChildren(header, ...approvals, answer || "", changes || "", el("div", { class: "grid" },
+    main().replaceChildren(header, ...approvals, answer || "", changes || "", traceCard(s, select) || "", el("div", { class: "grid" },
       el("section", { "aria-label": "timeline" }, el("h2", {}, "Timeline"), el("div", { id: "timeline" }, iters), warnings || ""), side));
     for (const d of main().querySelectorAll("details[data-key]")) if (open.has(d.dataset.key)) d.open = true;
     if ($("#reply-text")) $("#reply-text").value = typing;
