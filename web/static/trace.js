@@ -103,7 +103,9 @@ function traceBuckets(iters) {
 
 function traceChart(id, label, bars, parts, total, describe) {
   const max = Math.max(0, ...bars.map(total));
-  const w = 100 / Math.max(1, bars.length);
+  // Columns are at most a tenth of the chart wide: a short session's few
+  // bars read as bars, not as blocks.
+  const w = 100 / Math.max(10, bars.length);
   const svg = svgEl("svg", { class: "tr-chart", id, role: "img", "aria-label": label, width: "100%", height: "64" });
   bars.forEach((b, i) => {
     const g = svgEl("g", { class: "tr-col", "data-step": String(b.first) }, traceTitle(describe(b)));
