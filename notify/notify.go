@@ -85,12 +85,12 @@ type Config struct {
 
 // Notifier queues and sends notifications.
 type Notifier struct {
-	cfg    Config
-	client *http.Client
-	wake   chan struct{}
-	notes  chan store.Notice
-	mu     sync.Mutex
-	urls   map[string]string // session → its notify URL ("" for none)
+	cfg     Config
+	client  *http.Client
+	wake    chan struct{}
+	notes   chan store.Notice
+	mu      sync.Mutex
+	started map[string]origin // session → what its session.started says
 }
 
 // New prepares the store's tables and records the server's webhook.
@@ -129,7 +129,7 @@ func New(ctx context.Context, cfg Config) (*Notifier, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = dialer(cfg.AllowPrivate).DialContext
 	tr.Proxy = nil
-	n := &Notifier{cfg: cfg, wake: make(chan struct{}, 1), notes: make(chan store.Notice, 256), urls: map[string]string{},
+	n := &Notifier{cfg: cfg, wake: make(chan struct{}, 1), notes: make(chan store.Notice, 256), started: map[string]origin{},
 		client: &http.Client{Transport: tr, Timeout: 10 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	return n, nil
@@ -168,7 +168,7 @@ func (n *Notifier) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case no := <-n.notes:
-			n.queue(ctx, no.Tenant, no.Events)
+			n.queue(ctx, no.Events)
 		}
 		missed.Lock()
 		again := lost
@@ -223,7 +223,7 @@ func (n *Notifier) catchUp(ctx context.Context) {
 			n.cfg.Logger.Warn("notifications: catch up", "session", s.ID, "err", err)
 			continue
 		}
-		n.queue(ctx, s.Tenant, evs)
+		n.queue(ctx, evs)
 	}
 }
 
@@ -243,13 +243,23 @@ type payload struct {
 	Answer    string    `json:"answer,omitempty"`
 }
 
-func (n *Notifier) queue(ctx context.Context, tenant string, evs []loop.Event) {
+// queue queues a delivery per target for each event of evs that
+// notifies. The session's tenant and notify URL come from its own
+// session.started, not from the notice: not every store's notices name
+// the tenant.
+func (n *Notifier) queue(ctx context.Context, evs []loop.Event) {
 	var ds []store.Delivery
 	for _, ev := range evs {
 		k := kind(ev)
 		if k == "" {
 			continue
 		}
+		o, err := n.origin(ctx, ev.SessionID)
+		if err != nil {
+			n.cfg.Logger.Warn("notifications: read session", "session", ev.SessionID, "err", err)
+			continue
+		}
+		tenant := o.tenant
 		p := payload{ID: fmt.Sprintf("%s:%d", ev.SessionID, ev.Seq), Kind: k, Type: string(ev.Type), SessionID: ev.SessionID, Tenant: tenant, Seq: ev.Seq, Time: ev.Time}
 		switch d := ev.Data.(type) {
 		case *loop.SessionWaiting:
@@ -286,9 +296,9 @@ func (n *Notifier) queue(ctx context.Context, tenant string, evs []loop.Event) {
 			ds = append(ds, store.Delivery{ID: h.Tenant + "/" + h.ID + "|" + p.ID, EventID: p.ID, Tenant: tenant, SessionID: ev.SessionID,
 				Kind: k, WebhookID: h.ID, URL: h.URL, Secret: h.Secret, Body: body})
 		}
-		if u := n.sessionURL(ctx, ev.SessionID); u != "" && n.cfg.Secret != "" {
+		if o.url != "" && n.cfg.Secret != "" {
 			ds = append(ds, store.Delivery{ID: "session|" + p.ID, EventID: p.ID, Tenant: tenant, SessionID: ev.SessionID,
-				Kind: k, URL: u, Secret: n.cfg.Secret, Body: body})
+				Kind: k, URL: o.url, Secret: n.cfg.Secret, Body: body})
 		}
 	}
 	if len(ds) == 0 {
@@ -304,29 +314,40 @@ func (n *Notifier) queue(ctx context.Context, tenant string, evs []loop.Event) {
 	}
 }
 
-// sessionURL is the session's own notify URL, read once from its
-// session.started.
-func (n *Notifier) sessionURL(ctx context.Context, id string) string {
+// origin is what a session's session.started says about where its
+// notifications go.
+type origin struct {
+	tenant string
+	url    string // the session's own notify URL, "" for none
+}
+
+// origin reads a session's session.started once and remembers it.
+func (n *Notifier) origin(ctx context.Context, id string) (origin, error) {
 	n.mu.Lock()
-	u, ok := n.urls[id]
+	o, ok := n.started[id]
 	n.mu.Unlock()
 	if ok {
-		return u
+		return o, nil
 	}
 	evs, err := n.cfg.Store.LoadAfter(ctx, id, 0)
-	if err != nil || len(evs) == 0 {
-		return ""
+	if err != nil {
+		return o, err
 	}
-	if s, ok := evs[0].Data.(*loop.SessionStarted); ok {
-		u = s.Labels[NotifyLabel]
+	if len(evs) == 0 {
+		return o, fmt.Errorf("session %s has no events", id)
 	}
+	s, ok := evs[0].Data.(*loop.SessionStarted)
+	if !ok {
+		return o, fmt.Errorf("session %s begins with %s, not session.started", id, evs[0].Type)
+	}
+	o = origin{tenant: s.Tenant, url: s.Labels[NotifyLabel]}
 	n.mu.Lock()
-	if len(n.urls) > 10000 {
-		clear(n.urls)
+	if len(n.started) > 10000 {
+		clear(n.started)
 	}
-	n.urls[id] = u
+	n.started[id] = o
 	n.mu.Unlock()
-	return u
+	return o, nil
 }
 
 // lease is how long a claimed delivery is this server's: longer than
