@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentloop/agentloop/notify"
 )
 
 // notInSpec are routes the server registers that are not the API: the
@@ -434,6 +436,35 @@ func TestOpenAPIResponsesMatchTheSpec(t *testing.T) {
 	call("POST /v1/agui", "/v1/agui", "", `{"runId":"r1","messages":[]}`, 400)
 	call("POST /v1/ui-stream", "/v1/ui-stream", "", `{"id":"spec","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"hi"}]}]}`, 200)
 	call("POST /v1/ui-stream", "/v1/ui-stream", "", `{"id":"spec","trigger":"regenerate-message","messages":[]}`, 409)
+
+	// Notifications, on a server that sends them (webhooks_test.go); this
+	// one sends none.
+	call("GET /v1/webhooks", "/v1/webhooks", "", "", 404)
+	hooks, _ := hookAPI(t, t.TempDir(), notify.Config{Secret: "s3cret"})
+	hop := hooks.keys["operator@acme"]
+	callHooks := func(op, path, key, body string, want int) string {
+		t.Helper()
+		method, _, _ := strings.Cut(op, " ")
+		code, out, h := hooks.do(method, path, key, body)
+		if code != want {
+			t.Errorf("%s %s: %d, want %d: %.300s", method, path, code, want, out)
+		}
+		s.check(op, code, h, out)
+		return out
+	}
+	out = callHooks("POST /v1/webhooks", "/v1/webhooks", hop, `{"url":"https://hooks.example.com/agentloop"}`, 201)
+	var hook struct{ ID string }
+	json.Unmarshal([]byte(out), &hook)
+	callHooks("POST /v1/webhooks", "/v1/webhooks", hop, `{"url":"ftp://hooks.example.com"}`, 400)
+	callHooks("GET /v1/webhooks", "/v1/webhooks", hop, "", 200)
+	callHooks("GET /v1/webhooks", "/v1/webhooks", hooks.keys["viewer@acme"], "", 403)
+	callHooks("DELETE /v1/webhooks/{id}", "/v1/webhooks/"+hook.ID, hop, "", 204)
+	callHooks("DELETE /v1/webhooks/{id}", "/v1/webhooks/"+hook.ID, hop, "", 404)
+	recv := newReceiver(t, "s3cret", 0)
+	hooks.create(hop, fmt.Sprintf(`{"task":"hi","notify":%q}`, recv.srv.URL))
+	awaitDelivery(t, hooks, hop, func(d delivery) bool { return d.Status == "delivered" })
+	callHooks("GET /v1/webhooks/deliveries", "/v1/webhooks/deliveries?limit=10", hop, "", 200)
+	callHooks("GET /v1/webhooks/deliveries", "/v1/webhooks/deliveries?limit=0", hop, "", 400)
 
 	// Problems every route can answer.
 	call(opGet, "/v1/sessions/nosuch", "", "", 404)

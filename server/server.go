@@ -18,6 +18,7 @@
 //	POST   /v1/keys                          a new API key for the admin's tenant
 //	GET    /v1/keys                          the tenant's keys (never their secrets)
 //	DELETE /v1/keys/{id}                     revoke a key
+//	POST|GET /v1/webhooks, DELETE /v1/webhooks/{id}, GET /v1/webhooks/deliveries  notifications (webhooks.go)
 //	GET    /healthz, /readyz
 //
 // Sessions never depend on a connection: they run under the server's
@@ -34,6 +35,7 @@ import (
 
 	"github.com/agentloop/agentloop/config"
 	"github.com/agentloop/agentloop/feed"
+	"github.com/agentloop/agentloop/notify"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/telemetry"
@@ -75,6 +77,9 @@ type Config struct {
 	// Front is what the front door lets in beyond this server's own
 	// origin and loopback names (see front.go).
 	Front FrontDoor
+	// Notifier, when set, sends notifications: it serves /v1/webhooks and
+	// lets start requests name a notify URL (webhooks.go).
+	Notifier *notify.Notifier
 }
 
 // Defaults are the settings of sessions started over HTTP, unless the
@@ -200,6 +205,10 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/ui-stream", s.auth(s.uiChat))
 	m.HandleFunc("GET /v1/ui-stream/{id}/stream", s.auth(s.uiReconnect))
 	m.HandleFunc("GET /v1/sessions/{id}/ui-stream", s.auth(s.uiFollow))
+	m.HandleFunc("POST /v1/webhooks", s.auth(s.createWebhook))
+	m.HandleFunc("GET /v1/webhooks", s.auth(s.listWebhooks))
+	m.HandleFunc("DELETE /v1/webhooks/{id}", s.auth(s.deleteWebhook))
+	m.HandleFunc("GET /v1/webhooks/deliveries", s.auth(s.listDeliveries))
 	m.HandleFunc("POST /mcp", s.auth(s.mcpHandler().ServeHTTP)) // MCP over streamable HTTP (mcp.go)
 	m.HandleFunc("/", s.noRoute)
 	if s.cfg.UI != nil {

@@ -3,9 +3,9 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/agentloop/agentloop/notify"
@@ -13,7 +13,8 @@ import (
 	"github.com/agentloop/agentloop/store"
 )
 
-// Webhooks of a tenant (notify.go has what they receive):
+// Webhooks of a tenant (package notify has what they receive), served
+// when Config.Notifier is set:
 //
 //	POST   /v1/webhooks             add one: {"url", "secret"?}; the answer holds the secret, once
 //	GET    /v1/webhooks             the tenant's webhooks (never their secrets)
@@ -34,60 +35,44 @@ type webhookView struct {
 	Secret    string    `json:"secret,omitempty"`
 }
 
-// webhookAPI serves the routes above for a server that sends notifications.
-type webhookAPI struct {
-	*Server
-	n *notify.Notifier
-}
-
-// SendNotifications serves /v1/webhooks with n's webhooks and lets start
-// requests name a notify URL when n can sign for them. Call it before
-// serving.
-func (s *Server) SendNotifications(n *notify.Notifier) {
-	a := webhookAPI{s, n}
-	s.mux.HandleFunc("POST /v1/webhooks", s.auth(a.createWebhook))
-	s.mux.HandleFunc("GET /v1/webhooks", s.auth(a.listWebhooks))
-	s.mux.HandleFunc("DELETE /v1/webhooks/{id}", s.auth(a.deleteWebhook))
-	s.mux.HandleFunc("GET /v1/webhooks/deliveries", s.auth(a.listDeliveries))
-	notifyURLs.Store(s, n)
-}
-
-// notifyURLs holds the notifier of each server that sends notifications,
-// for the start requests' notify URLs.
-var notifyURLs sync.Map // *Server → *notify.Notifier
-
-// notifyDefaults are the start defaults for a request's notify URL.
+// notifyDefaults are the start defaults for a request's notify URL:
+// allowed when the server's notifier can sign for it.
 func (s *Server) notifyDefaults() (urls, private bool) {
-	v, ok := notifyURLs.Load(s)
-	if !ok {
+	n := s.cfg.Notifier
+	if n == nil {
 		return false, false
 	}
-	n := v.(*notify.Notifier)
 	return n.SignsSessions(), n.AllowPrivate()
 }
 
 // webhookAdmin checks that the caller may manage the tenant's
 // notifications (admin and operator keys); all says it sees every tenant.
-func (a webhookAPI) webhookAdmin(w http.ResponseWriter, r *http.Request) (tenant string, all, ok bool) {
+// A server without a notifier (a store that keeps no webhooks) answers
+// 404 saying so.
+func (s *Server) webhookAdmin(w http.ResponseWriter, r *http.Request) (n *notify.Notifier, tenant string, all, ok bool) {
+	if s.cfg.Notifier == nil {
+		problem(w, http.StatusNotFound, "this server sends no notifications: its store keeps no webhooks (use SQLite or PostgreSQL)")
+		return nil, "", false, false
+	}
 	c := callerOf(r.Context())
 	if !c.Has(service.ScopeControl) {
 		problem(w, http.StatusForbidden, "webhooks need an admin or operator key")
-		return "", false, false
+		return nil, "", false, false
 	}
-	return c.Tenant, c.Has(service.ScopeAllTenants), true
+	return s.cfg.Notifier, c.Tenant, c.Has(service.ScopeAllTenants), true
 }
 
-func (a webhookAPI) createWebhook(w http.ResponseWriter, r *http.Request) {
-	tenant, _, ok := a.webhookAdmin(w, r)
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
+	n, tenant, _, ok := s.webhookAdmin(w, r)
 	if !ok {
 		return
 	}
 	var req webhookRequest
-	if err := a.decode(w, r, &req, false); err != nil {
-		a.fail(w, r, err)
+	if err := s.decode(w, r, &req, false); err != nil {
+		s.fail(w, r, err)
 		return
 	}
-	if err := notify.CheckURL(req.URL, a.n.AllowPrivate()); err != nil {
+	if err := notify.CheckURL(req.URL, n.AllowPrivate()); err != nil {
 		problem(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -98,22 +83,22 @@ func (a webhookAPI) createWebhook(w http.ResponseWriter, r *http.Request) {
 	if req.Secret == "" {
 		req.Secret = randomHex(24)
 	}
-	h, err := a.n.Store().PutWebhook(r.Context(), store.Webhook{ID: "wh_" + randomHex(8), Tenant: tenant, URL: req.URL, Secret: req.Secret})
+	h, err := n.Store().PutWebhook(r.Context(), store.Webhook{ID: "wh_" + randomHex(8), Tenant: tenant, URL: req.URL, Secret: req.Secret})
 	if err != nil {
-		a.fail(w, r, err)
+		s.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, webhookView{ID: h.ID, Tenant: h.Tenant, URL: h.URL, CreatedAt: h.CreatedAt, Secret: h.Secret})
 }
 
-func (a webhookAPI) listWebhooks(w http.ResponseWriter, r *http.Request) {
-	tenant, all, ok := a.webhookAdmin(w, r)
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
+	n, tenant, all, ok := s.webhookAdmin(w, r)
 	if !ok {
 		return
 	}
-	hooks, err := a.n.Store().ListWebhooks(r.Context(), tenant, all)
+	hooks, err := n.Store().ListWebhooks(r.Context(), tenant, all)
 	if err != nil {
-		a.fail(w, r, err)
+		s.fail(w, r, err)
 		return
 	}
 	out := make([]webhookView, 0, len(hooks))
@@ -123,8 +108,8 @@ func (a webhookAPI) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"webhooks": out})
 }
 
-func (a webhookAPI) deleteWebhook(w http.ResponseWriter, r *http.Request) {
-	tenant, _, ok := a.webhookAdmin(w, r)
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
+	n, tenant, _, ok := s.webhookAdmin(w, r)
 	if !ok {
 		return
 	}
@@ -133,15 +118,18 @@ func (a webhookAPI) deleteWebhook(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusBadRequest, "the server's webhook is set by agentloop serve --webhook; restart without it to remove it")
 		return
 	}
-	if err := a.n.Store().DeleteWebhook(r.Context(), tenant, id); err != nil {
-		a.fail(w, r, err)
+	if err := n.Store().DeleteWebhook(r.Context(), tenant, id); errors.Is(err, store.ErrNotFound) {
+		problem(w, http.StatusNotFound, "no webhook "+id+" in this tenant (GET /v1/webhooks lists them)")
+		return
+	} else if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (a webhookAPI) listDeliveries(w http.ResponseWriter, r *http.Request) {
-	tenant, all, ok := a.webhookAdmin(w, r)
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
+	n, tenant, all, ok := s.webhookAdmin(w, r)
 	if !ok {
 		return
 	}
@@ -154,9 +142,9 @@ func (a webhookAPI) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	ds, err := a.n.Store().ListDeliveries(r.Context(), tenant, all, limit)
+	ds, err := n.Store().ListDeliveries(r.Context(), tenant, all, limit)
 	if err != nil {
-		a.fail(w, r, err)
+		s.fail(w, r, err)
 		return
 	}
 	if ds == nil {

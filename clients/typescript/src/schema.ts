@@ -633,6 +633,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's webhooks, oldest first (never their secrets) */
+        get: operations["listWebhooks"];
+        put?: never;
+        /** Add a webhook for the caller's tenant (its secret is answered once) */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a webhook of the tenant: nothing more is queued for it */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's latest notification deliveries, newest first: status, attempts, last error */
+        get: operations["listDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -713,6 +767,8 @@ export interface components {
             protocol?: string;
             /** @description let a reasoning model think: low, medium, high, or a token budget of at least 1024 (Anthropic) */
             thinking?: string;
+            /** @description A URL the server POSTs signed notifications to when the session waits for a person, is paused or ends (a server started with --webhook-secret-file or $AGENTLOOP_WEBHOOK_SECRET) */
+            notify?: string;
         };
         /** @description The answer to a start (api.Created). */
         Created: {
@@ -1622,6 +1678,53 @@ export interface components {
             /** Format: date-time */
             time: string;
             data: components["schemas"]["ApprovalRevoked"];
+        };
+        WebhookRequest: {
+            /** @description An http(s) URL; loopback and private addresses only on a server started with --webhook-allow-private */
+            url: string;
+            /** @description Signs the deliveries; a new random one when left out */
+            secret?: string;
+        };
+        Webhook: {
+            id: string;
+            tenant?: string;
+            url: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Only in the answer to its creation */
+            secret?: string;
+        };
+        WebhookList: {
+            webhooks: components["schemas"]["Webhook"][];
+        };
+        Delivery: {
+            /** @description The target and the event */
+            id: string;
+            /** @description session:seq, what a receiver deduplicates by (X-Agentloop-Delivery) */
+            event_id: string;
+            tenant?: string;
+            session_id: string;
+            /** @enum {string} */
+            kind: "waiting" | "paused" | "ended";
+            /** @description The webhook; absent for the session's own notify URL */
+            webhook_id?: string;
+            url: string;
+            /**
+             * @description pending: waiting for its next attempt; failed: given up after the last
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            attempts: number;
+            last_error?: string;
+            /** Format: date-time */
+            next_at: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        DeliveryList: {
+            deliveries: components["schemas"]["Delivery"][];
         };
     };
     responses: {
@@ -2833,6 +2936,117 @@ export interface operations {
             403: components["responses"]["Problem"];
             413: components["responses"]["Problem"];
             415: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Webhooks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook, with its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            415: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    listDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
             421: components["responses"]["Problem"];
             429: components["responses"]["Problem"];
         };
