@@ -23,6 +23,7 @@ import (
 	"github.com/agentloop/agentloop/feed"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/notify"
 	"github.com/agentloop/agentloop/sandbox"
 	"github.com/agentloop/agentloop/server"
 	"github.com/agentloop/agentloop/service"
@@ -66,6 +67,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	var sb sandboxFlags
 	sb.register(fs, "none") // tenants opt in per profile
 	fs.BoolVar(&sb.unsafe, "unsafe-no-sandbox", os.Getenv("AGENTLOOP_UNSAFE_NO_SANDBOX") == "1", "with --auth keys, allow --sandbox none: every tenant's commands then run as this server's user, and can read its database, keys and other tenants' workspaces ($AGENTLOOP_UNSAFE_NO_SANDBOX=1)")
+	webhook := fs.String("webhook", "", "POST signed notifications of every tenant's sessions (waiting, paused, ended) to this URL; the secret comes from --webhook-secret-file or $AGENTLOOP_WEBHOOK_SECRET")
+	webhookSecretFile := fs.String("webhook-secret-file", "", "file holding the secret that signs notifications (HMAC-SHA256): --webhook's and sessions' own notify URLs ($AGENTLOOP_WEBHOOK_SECRET otherwise)")
+	webhookPrivate := fs.Bool("webhook-allow-private", false, "let webhooks reach loopback and private addresses (local use and tests)")
+	webhookBackoff := fs.Duration("webhook-backoff", 5*time.Second, "delay before a failed notification is tried again; it doubles after each failure, up to an hour")
 	leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "how long a server's claim on a session lasts unrenewed: with several servers on one PostgreSQL database, how soon another takes over the sessions of one that died")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: agentloop serve [flags]\n\nServes the HTTP API (/v1): sessions, their live event streams (SSE) and controls.")
@@ -248,6 +253,26 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 			Workspaces: *workspaces, AllowScripts: *allowScripts,
 			CommandUID: cmdUser.UID, CommandGID: cmdUser.GID, PrivateDirs: sandbox.DefaultPrivateBase(), Profiles: cfgFile.Profile}}
 	cfg.Sandbox.Backend, cfg.Sandbox.Network = string(sandboxing.Policy.Backend), sandboxing.Policy.Network.String()
+	if src, ok := st.(notify.Source); ok {
+		secret, err := webhookSecret(*webhookSecretFile)
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		host, _ := os.Hostname()
+		notifyCtx, stopNotify := context.WithCancel(context.Background())
+		n, err := notify.New(notifyCtx, notify.Config{Store: src, Owner: fmt.Sprintf("%s:%d:%d", host, os.Getpid(), time.Now().UnixNano()),
+			URL: *webhook, Secret: secret, AllowPrivate: *webhookPrivate, Backoff: *webhookBackoff, Logger: log})
+		if err != nil {
+			stopNotify()
+			return fail(stderr, "notifications: %v", err)
+		}
+		notifying := make(chan struct{})
+		go func() { n.Run(notifyCtx); close(notifying) }()
+		defer func() { stopNotify(); <-notifying }() // the notifier stops before the store closes
+		cfg.Notifier = n
+	} else if *webhook != "" {
+		return fail(stderr, "--webhook: the store %s keeps no webhooks; use SQLite or PostgreSQL", assemble.DescribeDB(*db))
+	}
 	api := server.New(cfg)
 	var ready atomic.Bool
 	api.SetReady(ready.Load)
@@ -413,4 +438,22 @@ func makePassable(dir string) error {
 		}
 	}
 	return nil
+}
+
+// webhookSecret reads the notification secret from file, else from
+// $AGENTLOOP_WEBHOOK_SECRET: never from the command line, where other
+// users of the machine can read it.
+func webhookSecret(file string) (string, error) {
+	if file == "" {
+		return os.Getenv("AGENTLOOP_WEBHOOK_SECRET"), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--webhook-secret-file: %v", err)
+	}
+	secret := strings.TrimSpace(string(b))
+	if secret == "" {
+		return "", fmt.Errorf("--webhook-secret-file %s is empty: put the signing secret in it", file)
+	}
+	return secret, nil
 }
