@@ -198,7 +198,8 @@ func run(s settings, only, outPath, jsonPath, profDir string) error {
 		return err
 	}
 
-	rep := &report{Date: time.Now().UTC().Format(time.RFC3339), Stamp: benchresult.Stamp(), Settings: s, GoVersion: runtime.Version(),
+	rep := &report{Date: time.Now().UTC().Format(time.RFC3339), Stamp: benchresult.Stamp(), Settings: s,
+		Command: strings.Join(append([]string{"go run ./bench/compare/cmd/compare"}, os.Args[1:]...), " "), GoVersion: runtime.Version(),
 		Platform: runtime.GOOS + "/" + runtime.GOARCH, CPU: cpuModel(), NumCPU: runtime.NumCPU(), LoadStart: loadAvg(),
 		Versions: peerVersions(filepath.Join(root, "bench", "peers", "go.mod")), Failures: map[string]string{},
 		Workload: fmt.Sprintf("K=%d tool calls (add) + 1 final answer = %d non-streaming Chat Completions round trips per session", workload.K, workload.Iterations)}

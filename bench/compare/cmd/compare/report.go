@@ -16,7 +16,8 @@ import (
 
 type report struct {
 	Date      string            `json:"date"`
-	Stamp     string            `json:"stamp"` // date, commit, machine (benchresult.Stamp)
+	Stamp     string            `json:"stamp"`   // date, commit, machine (benchresult.Stamp)
+	Command   string            `json:"command"` // how this run was started
 	GoVersion string            `json:"go_version"`
 	Platform  string            `json:"platform"`
 	CPU       string            `json:"cpu"`
@@ -382,6 +383,9 @@ func markdown(rep *report) string {
 	p("# agentloop vs the Go agent frameworks\n\n")
 	if rep.Stamp != "" {
 		p("%s\n\n", rep.Stamp)
+	}
+	if rep.Command != "" {
+		p("Command: `%s`\n\n", rep.Command)
 	}
 	p("Workload: %s; one tool `add`; a fake OpenAI-compatible server in its own process on loopback; every contender in its own process with the same `http.Client`. ", rep.Workload)
 	p("Every session is checked: exactly %d tool calls executed, final text %q (and the server checks every tool result it is sent).\n\n", workload.K, workload.Final)
