@@ -157,7 +157,7 @@ function listView() {
     el("h1", {}, "Sessions"),
     el("div", { class: "row" }, filter),
     el("table", {}, el("thead", {}, el("tr", {}, ["Status", "Task", "Model", "Step", "Tokens", "Cost", "Started", "Duration"].map((h, i) => el("th", { class: i >= 5 ? "hide-narrow" : "" }, h)))), tbody),
-    form);
+    form, notificationsCard());
 
   function render(sum) {
     if (status && sum.status !== status) { const r = rows.get(sum.id); if (r) { r.remove(); rows.delete(sum.id); } return; }
@@ -186,6 +186,7 @@ function listView() {
   // appear unless a label or workspace filter is on (the stream does not
   // carry them).
   stream("/v1/events", null, (type, data) => {
+    if (type === "summary") notifySummary(data); // notify.js
     if (type !== "summary" || (filtered && !rows.has(data.id))) return;
     const e = $("#empty"); if (e) e.remove();
     render(data);
@@ -448,11 +449,12 @@ function sessionView(id) {
 
   refresh().then(() => {
     if (!state) return;
+    notifyState(state); // notify.js
     stream("/v1/sessions/" + id + "/events", state.seq, (type, data) => {
       if (type === "delta") { live += data.text || data.Text || ""; const l = $("#live"); if (l) l.textContent = live; return; }
       if (type === "tool_call") return;
       if (type === "model.responded") live = "";
-      if (type.startsWith("session.")) announce(type, data);
+      if (type.startsWith("session.")) { announce(type, data); notifyEvent(id, type, data); } // notify.js
       refresh();
     }, ctl.signal);
   });
