@@ -200,6 +200,8 @@ type PlanStep struct {
 	Title  string     `json:"title"`
 	Status StepStatus `json:"status"`
 	Result string     `json:"result,omitempty"`
+	// CompletedAt is when the step was marked completed.
+	CompletedAt time.Time `json:"completed_at,omitzero"`
 }
 
 // PlanUpdated replaces the plan.
@@ -208,6 +210,9 @@ type PlanUpdated struct {
 	Status PlanStatus `json:"status"`
 	Steps  []PlanStep `json:"steps"`
 	Reason string     `json:"reason,omitempty"`
+	// Current is the 1-based number of the step being worked on (the
+	// first in progress, else the first not done); 0 when none is.
+	Current int `json:"current_step,omitempty"`
 }
 
 // MemorySet sets (or, with Deleted, removes) a session memory entry.

@@ -159,6 +159,25 @@ type Plan struct {
 	Steps  []PlanStep `json:"steps"`
 	// Reason is why the plan failed or was completed, when the model said.
 	Reason string `json:"reason,omitempty"`
+	// Current is the 1-based number of the step being worked on; 0 when
+	// none is.
+	Current int `json:"current_step"`
+}
+
+// CurrentStep is the 1-based number of the step being worked on: the
+// first in progress, else the first not done; 0 when every step is done.
+func CurrentStep(steps []PlanStep) int {
+	for i, s := range steps {
+		if s.Status == StepInProgress {
+			return i + 1
+		}
+	}
+	for i, s := range steps {
+		if !s.Status.Done() {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // State is a session as the fold of its events. Nothing else holds session

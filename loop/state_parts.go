@@ -8,8 +8,26 @@ type PlanState struct {
 }
 
 func (p *PlanState) apply(e Event) {
-	if d, ok := e.Data.(*PlanUpdated); ok {
-		p.Plan = &Plan{Goal: d.Goal, Status: d.Status, Steps: append([]PlanStep(nil), d.Steps...), Reason: d.Reason}
+	switch d := e.Data.(type) {
+	case *PlanUpdated:
+		p.Plan = &Plan{Goal: d.Goal, Status: d.Status, Steps: append([]PlanStep(nil), d.Steps...), Reason: d.Reason, Current: CurrentStep(d.Steps)}
+		if p.Plan.Status == PlanActive || p.Plan.Status == "" { // an older log's
+			p.Plan.Status = PlanPlanning
+			for _, s := range d.Steps {
+				if s.Status != StepPending && s.Status != "" {
+					p.Plan.Status = PlanExecuting
+				}
+			}
+		}
+	case *SessionWaiting:
+		// The plan waits with the session for a person's answer.
+		if p.Plan != nil && p.Plan.Status.Open() && d.Reason == ReasonQuestion {
+			p.Plan.Status = PlanWaitingForUser
+		}
+	case *SessionResumed:
+		if p.Plan != nil && p.Plan.Status == PlanWaitingForUser {
+			p.Plan.Status = PlanExecuting
+		}
 	}
 }
 

@@ -3,11 +3,22 @@ package loop
 // PlanStatus is where a plan is.
 type PlanStatus string
 
+// A plan is planning (made, no step started), executing, waiting for the
+// user (it waits with the session for an answer), completed or failed.
+// Logs written before these phases say "active" for the first three.
 const (
-	PlanActive    PlanStatus = "active"
-	PlanCompleted PlanStatus = "completed"
-	PlanFailed    PlanStatus = "failed"
+	PlanPlanning       PlanStatus = "planning"
+	PlanExecuting      PlanStatus = "executing"
+	PlanWaitingForUser PlanStatus = "waiting_for_user"
+	PlanCompleted      PlanStatus = "completed"
+	PlanFailed         PlanStatus = "failed"
+	PlanActive         PlanStatus = "active" // planning or executing, in older logs
 )
+
+// Open reports whether the plan is still being worked through.
+func (s PlanStatus) Open() bool {
+	return s != PlanCompleted && s != PlanFailed
+}
 
 // StepStatus is where a step of a plan is; empty means pending.
 type StepStatus string

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
@@ -28,9 +29,11 @@ const MaxSteps = 10
 
 // Plan statuses, as recorded in plan.updated events.
 const (
-	StatusActive    = loop.PlanActive
-	StatusCompleted = loop.PlanCompleted
-	StatusFailed    = loop.PlanFailed
+	StatusPlanning       = loop.PlanPlanning
+	StatusExecuting      = loop.PlanExecuting
+	StatusWaitingForUser = loop.PlanWaitingForUser
+	StatusCompleted      = loop.PlanCompleted
+	StatusFailed         = loop.PlanFailed
 )
 
 // Step statuses.
@@ -136,7 +139,7 @@ func (*Tool) CallSession(_ context.Context, st *loop.State, raw json.RawMessage)
 }
 
 func create(cur *loop.Plan, a args) (tool.Result, []loop.Payload, error) {
-	if cur != nil && cur.Status == StatusActive {
+	if cur != nil && cur.Status.Open() {
 		return fail1("create: a plan already exists; use update_step, or complete/fail it first")
 	}
 	goal := strings.TrimSpace(a.Goal)
@@ -149,7 +152,7 @@ func create(cur *loop.Plan, a args) (tool.Result, []loop.Payload, error) {
 	if len(a.Steps) > MaxSteps {
 		return fail1("create: %d steps given; a plan has at most %d steps, so merge or drop some", len(a.Steps), MaxSteps)
 	}
-	p := &loop.PlanUpdated{Goal: goal, Status: StatusActive, Steps: make([]loop.PlanStep, len(a.Steps))}
+	p := &loop.PlanUpdated{Goal: goal, Status: StatusPlanning, Steps: make([]loop.PlanStep, len(a.Steps)), Current: 1}
 	for i, s := range a.Steps {
 		s = strings.TrimSpace(s)
 		if s == "" {
@@ -164,7 +167,7 @@ func updateStep(cur *loop.Plan, a args) (tool.Result, []loop.Payload, error) {
 	if cur == nil {
 		return fail1("update_step: there is no plan; create one first with action create")
 	}
-	if cur.Status != StatusActive {
+	if !cur.Status.Open() {
 		return fail1("update_step: the plan is %s; create a new plan to track more work", cur.Status)
 	}
 	if a.Step == nil {
@@ -181,11 +184,16 @@ func updateStep(cur *loop.Plan, a args) (tool.Result, []loop.Payload, error) {
 		return fail1("update_step: status %q is not one of %s", a.Status, strings.Join(settable, ", "))
 	}
 	p := next(cur)
+	p.Status = StatusExecuting
 	s := &p.Steps[n-1]
+	if s.Status != StepCompleted && a.Status == string(StepCompleted) {
+		s.CompletedAt = time.Now().UTC()
+	}
 	s.Status = loop.StepStatus(a.Status)
 	if r := strings.TrimSpace(a.Result); r != "" {
 		s.Result = r
 	}
+	p.Current = loop.CurrentStep(p.Steps)
 	return changed(p, fmt.Sprintf("Step %d is %s.", n, a.Status))
 }
 
@@ -193,7 +201,7 @@ func complete(cur *loop.Plan, a args) (tool.Result, []loop.Payload, error) {
 	if cur == nil {
 		return fail1("complete: there is no plan to complete")
 	}
-	if cur.Status != StatusActive {
+	if !cur.Status.Open() {
 		return fail1("complete: the plan is already %s", cur.Status)
 	}
 	var open []string
@@ -216,7 +224,7 @@ func fail(cur *loop.Plan, a args) (tool.Result, []loop.Payload, error) {
 	if cur == nil {
 		return fail1("fail: there is no plan to fail")
 	}
-	if cur.Status != StatusActive {
+	if !cur.Status.Open() {
 		return fail1("fail: the plan is already %s", cur.Status)
 	}
 	reason := strings.TrimSpace(a.Reason)
@@ -229,19 +237,26 @@ func fail(cur *loop.Plan, a args) (tool.Result, []loop.Payload, error) {
 	return changed(p, "Plan failed: "+reason+". Tell the user what was done and what stopped you.")
 }
 
-func waitForUser(_ *loop.Plan, a args) (tool.Result, []loop.Payload, error) {
+func waitForUser(cur *loop.Plan, a args) (tool.Result, []loop.Payload, error) {
 	q := strings.TrimSpace(a.Reason)
 	if q == "" {
 		return fail1("wait_for_user: reason is required: write the question or request for the user")
 	}
+	var effects []loop.Payload
+	if cur != nil && cur.Status.Open() {
+		// The plan waits with the session; the answer sets it executing.
+		p := next(cur)
+		p.Status = StatusWaitingForUser
+		effects = append(effects, p)
+	}
 	return tool.Result{Output: "Your question was sent to the user. The session waits; their answer will follow as the next user message."},
-		[]loop.Payload{&loop.SessionWaiting{Reason: loop.ReasonQuestion, Question: q}}, nil
+		append(effects, &loop.SessionWaiting{Reason: loop.ReasonQuestion, Question: q}), nil
 }
 
 // next copies the current plan into a new event, so the state's steps are
 // never changed in place.
 func next(cur *loop.Plan) *loop.PlanUpdated {
-	return &loop.PlanUpdated{Goal: cur.Goal, Status: cur.Status, Steps: append([]loop.PlanStep(nil), cur.Steps...)}
+	return &loop.PlanUpdated{Goal: cur.Goal, Status: cur.Status, Steps: append([]loop.PlanStep(nil), cur.Steps...), Current: loop.CurrentStep(cur.Steps)}
 }
 
 func changed(p *loop.PlanUpdated, head string) (tool.Result, []loop.Payload, error) {

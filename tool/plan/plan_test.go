@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
@@ -164,6 +165,15 @@ func TestLifecycle(t *testing.T) {
 		{Title: "Run the tests", Status: "skipped", Result: "no test runner"},
 	}, Reason: "fixed"}
 	back := h.fold(st.ID)
+	for _, p := range []*loop.Plan{back.Plan, st.Plan} {
+		// Completed steps say when; the rest is compared whole.
+		for i := range p.Steps {
+			if done := p.Steps[i].Status == loop.StepCompleted; done == p.Steps[i].CompletedAt.IsZero() {
+				t.Errorf("step %d (%s) completed at %v", i+1, p.Steps[i].Status, p.Steps[i].CompletedAt)
+			}
+			p.Steps[i].CompletedAt = time.Time{}
+		}
+	}
 	if !reflect.DeepEqual(back.Plan, want) {
 		t.Errorf("plan after folding the stored log:\n got %+v\nwant %+v", back.Plan, want)
 	}
@@ -181,12 +191,12 @@ func TestLifecycle(t *testing.T) {
 	reqs := m.Requests()
 	outs := toolOutputs(reqs[1])
 	wantCreate := "Plan created with 3 steps. Mark step 1 in_progress with update_step when you start it.\n" +
-		"Plan (active, 0 of 3 steps finished): Ship the fix.\n1. [pending] Find the bug\n2. [pending] Fix it\n3. [pending] Run the tests"
+		"Plan (planning, 0 of 3 steps finished): Ship the fix.\n1. [pending] Find the bug\n2. [pending] Fix it\n3. [pending] Run the tests"
 	if outs[0] != wantCreate {
 		t.Errorf("create output:\n%s\nwant\n%s", outs[0], wantCreate)
 	}
 	outs = toolOutputs(reqs[2])
-	if got := outs[len(outs)-1]; !strings.HasPrefix(got, "Step 1 is completed.\nPlan (active, 1 of 3 steps finished)") ||
+	if got := outs[len(outs)-1]; !strings.HasPrefix(got, "Step 1 is completed.\nPlan (executing, 1 of 3 steps finished)") ||
 		!strings.Contains(got, "1. [completed] Find the bug (off-by-one in retry.go)") {
 		t.Errorf("update_step output:\n%s", got)
 	}
@@ -213,8 +223,8 @@ func TestCreateAfterFinishedPlan(t *testing.T) {
 			t.Errorf("unexpected error result: %s", out)
 		}
 	}
-	if p := h.fold(st.ID).Plan; p.Goal != "Second" || p.Status != "active" || len(p.Steps) != 2 {
-		t.Errorf("plan = %+v, want the second, active plan", p)
+	if p := h.fold(st.ID).Plan; p.Goal != "Second" || p.Status != "planning" || len(p.Steps) != 2 || p.Current != 1 {
+		t.Errorf("plan = %+v, want the second plan, planning at step 1", p)
 	}
 	evs := h.events(st.ID, loop.TypePlanUpdated)
 	if f := evs[1].Data.(*loop.PlanUpdated); f.Status != "failed" || f.Reason != "wrong approach" {

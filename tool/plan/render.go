@@ -33,7 +33,7 @@ func Summary(p *loop.Plan) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Plan (%s, %d of %d steps finished): %s", status(p), finished(p), len(p.Steps), sentence(shorten(p.Goal, contextGoalRunes)))
-	if p.Status != StatusActive && p.Status != "" {
+	if !p.Status.Open() {
 		return b.String()
 	}
 	n, s, ok := current(p)
@@ -95,8 +95,8 @@ func finished(p *loop.Plan) int {
 }
 
 func status(p *loop.Plan) loop.PlanStatus {
-	if p.Status == "" {
-		return StatusActive
+	if p.Status == "" || p.Status == loop.PlanActive {
+		return StatusExecuting
 	}
 	return p.Status
 }

@@ -31,11 +31,11 @@ func TestContext(t *testing.T) {
 	}{
 		{"no plan", nil, ""},
 		{"in progress", fivePlan("completed", "completed", "in_progress", "pending", "pending"),
-			"Plan (active, 2 of 5 steps finished): Fix the flaky TestRetry test in the HTTP client package. Current step 3: Fix the race in the retry loop (in_progress)."},
+			"Plan (executing, 2 of 5 steps finished): Fix the flaky TestRetry test in the HTTP client package. Current step 3: Fix the race in the retry loop (in_progress)."},
 		{"next pending", fivePlan("completed", "skipped", "pending", "pending", "pending"),
-			"Plan (active, 2 of 5 steps finished): Fix the flaky TestRetry test in the HTTP client package. Next step 3: Fix the race in the retry loop (pending)."},
+			"Plan (executing, 2 of 5 steps finished): Fix the flaky TestRetry test in the HTTP client package. Next step 3: Fix the race in the retry loop (pending)."},
 		{"all finished", fivePlan("completed", "completed", "completed", "failed", "skipped"),
-			"Plan (active, 5 of 5 steps finished): Fix the flaky TestRetry test in the HTTP client package. All steps are finished: complete the plan with update_plan."},
+			"Plan (executing, 5 of 5 steps finished): Fix the flaky TestRetry test in the HTTP client package. All steps are finished: complete the plan with update_plan."},
 		{"completed", func() *loop.Plan {
 			p := fivePlan("completed", "completed", "completed", "completed", "completed")
 			p.Status = "completed"
@@ -43,7 +43,7 @@ func TestContext(t *testing.T) {
 		}(), "Plan (completed, 5 of 5 steps finished): Fix the flaky TestRetry test in the HTTP client package."},
 		{"long goal and step", &loop.Plan{Goal: "Refactor the whole storage layer so that every backend passes one conformance suite and nothing else changes", Status: "active",
 			Steps: []loop.PlanStep{{Title: "Write down, for each of the three backends, every place where behaviour differs from the others today", Status: "in_progress"}}},
-			"Plan (active, 0 of 1 steps finished): Refactor the whole storage layer so that every backend passes one conformance… Current step 1: Write down, for each of the three backends, every place where behaviour… (in_progress)."},
+			"Plan (executing, 0 of 1 steps finished): Refactor the whole storage layer so that every backend passes one conformance… Current step 1: Write down, for each of the three backends, every place where behaviour… (in_progress)."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -92,7 +92,7 @@ func finalAnswer(st *loop.State, raw json.RawMessage) (tool.Result, []loop.Paylo
 		return tool.Result{}, nil, errors.New("final_answer: answer is empty; write the answer for the user")
 	}
 	var effects []loop.Payload
-	if st != nil && st.Plan != nil && st.Plan.Status == plan.StatusActive {
+	if st != nil && st.Plan != nil && st.Plan.Status.Open() {
 		if open := unfinished(st.Plan); len(open) > 0 {
 			effects = append(effects, &loop.Warning{
 				Code:    "final_answer_with_open_plan",

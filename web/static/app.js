@@ -412,8 +412,11 @@ function sessionView(id) {
     return el("div", { class: "card plan", id: "plan" },
       el("h2", {}, "Plan"), el("p", {}, p.goal),
       el("div", { class: "progress", role: "progressbar", "aria-label": "plan", "aria-valuenow": String(done), "aria-valuemax": String(steps.length) }, el("div", { width: (steps.length ? Math.round(100 * done / steps.length) : 0) + "%" })),
-      el("p", { class: "muted", id: "plan-pct" }, `${steps.length ? Math.round(100 * done / steps.length) : 0}% · ${p.status || "active"}`),
-      el("ol", {}, steps.map(x => el("li", { class: "st-" + (x.status || "pending") }, x.title + (x.result ? " — " + x.result : "")))));
+      el("p", { class: "muted", id: "plan-pct" }, `${steps.length ? Math.round(100 * done / steps.length) : 0}% · `,
+        el("span", { id: "plan-status" }, (p.status || "executing").replaceAll("_", " ")), p.current_step ? ` · step ${p.current_step} of ${steps.length}` : ""),
+      el("ol", {}, steps.map((x, i) => el("li", { class: "st-" + (x.status || "pending") + (i + 1 === p.current_step ? " current" : ""),
+        title: x.completed_at ? "completed " + new Date(x.completed_at).toLocaleString() : (x.status || "pending") },
+        x.title + (x.result ? " — " + x.result : "")))));
   }
 
   function terminate() {

@@ -828,14 +828,24 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "in_progress" | "completed" | "failed" | "skipped";
             result?: string;
+            /**
+             * Format: date-time
+             * @description When the step was marked completed
+             */
+            completed_at?: string;
         };
         /** @description The model's plan. */
         Plan: {
             goal: string;
-            /** @enum {string} */
-            status: "active" | "completed" | "failed";
+            /**
+             * @description planning (made, no step started), executing, waiting_for_user (it waits with the session for an answer), completed or failed; logs written before these phases say active for the first three
+             * @enum {string}
+             */
+            status: "planning" | "executing" | "waiting_for_user" | "completed" | "failed" | "active";
             steps: components["schemas"]["PlanStep"][] | null;
             reason?: string;
+            /** @description The 1-based number of the step being worked on (the first in progress, else the first not done); 0 when none is */
+            current_step?: number;
         };
         VerifyCheck: {
             name: string;
