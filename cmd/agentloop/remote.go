@@ -33,10 +33,7 @@ func remote(url string) *client.Client {
 // runRemote starts a session on the server and follows it like run does.
 func runRemote(url string, o *sessionFlags, task string, messages []model.Message, jsonOut bool, stdout, stderr io.Writer) int {
 	c := remote(url)
-	req := api.StartRequest{Task: task, Messages: assemble.WireMessages(messages), MaxIterations: o.maxIterations, Verify: o.verify, Profile: o.agent}
-	if len(messages) > 0 {
-		req.Task = ""
-	}
+	req := o.startRequest(task, messages)
 	if o.set["model"] || os.Getenv("AGENTLOOP_MODEL") != "" {
 		req.Model = o.model
 		if path, ok := strings.CutPrefix(o.model, "script:"); ok && !strings.HasPrefix(path, "/") {
@@ -45,19 +42,13 @@ func runRemote(url string, o *sessionFlags, task string, messages []model.Messag
 			}
 		}
 	}
-	for _, m := range strings.Split(o.fallbacks, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			req.FallbackModels = append(req.FallbackModels, m)
-		}
-	}
-	if o.set["mode"] || o.set["self-reasoning"] {
-		req.Mode = o.mode
-	}
 	if o.set["dir"] {
 		req.Workspace = o.dir // a directory of the server's
 	}
-	if o.yes {
-		req.Approval = "auto"
+	if req.Protocol != "" {
+		if p, err := assemble.AbsPath(req.Protocol); err == nil {
+			req.Protocol = p // the server reads it from its own directory
+		}
 	}
 	ctx := context.Background()
 	created, err := c.Start(ctx, req)

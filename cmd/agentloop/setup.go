@@ -251,20 +251,38 @@ func (o *sessionFlags) spec(env *cliEnv, task string, messages []model.Message) 
 	endpoint, approval, profile := o.recorded(env.profile)
 	d := assemble.StartDefaults{Model: o.model, Endpoint: endpoint, Profile: profile, Approval: approval, Limits: &limits,
 		ModelOptions: loop.ModelOptions{NumCtx: o.numCtx, StreamTools: o.streamTools}, AllowFiles: true, LocalVerify: true}
-	req := api.StartRequest{Task: task, Messages: assemble.WireMessages(messages), Model: o.model, Mode: o.mode, Workspace: env.dir,
-		MaxIterations: limits.MaxIterations, Verify: o.verify, Protocol: o.protocol, Thinking: o.thinking, Labels: o.labels}
+	req := o.startRequest(task, messages)
+	req.Model, req.Mode, req.Workspace, req.MaxIterations = o.model, o.mode, env.dir, limits.MaxIterations
+	req.Timeout, req.BudgetTokens, req.BudgetUSD = "", 0, 0 // in limits, with the profile's
+	if approval == "auto" {
+		d.Approval, req.Approval = "ask", "auto"
+	}
+	return d.Task(req, true)
+}
+
+// startRequest is the start request the flags make, as `run --server`
+// sends it: what the command line says, the rest left to the server.
+func (o *sessionFlags) startRequest(task string, messages []model.Message) api.StartRequest {
+	req := api.StartRequest{Task: task, Messages: assemble.WireMessages(messages), MaxIterations: o.maxIterations, Verify: o.verify,
+		Profile: o.agent, Protocol: o.protocol, Thinking: o.thinking, Labels: o.labels, BudgetTokens: o.budgetTokens, BudgetUSD: o.budgetUSD}
 	if len(messages) > 0 {
 		req.Task = "" // the task is the conversation's last message
 	}
-	if approval == "auto" {
-		d.Approval, req.Approval = "ask", "auto"
+	if o.set["mode"] || o.set["self-reasoning"] {
+		req.Mode = o.mode
+	}
+	if o.set["timeout"] {
+		req.Timeout = o.timeout.String()
+	}
+	if o.yes {
+		req.Approval = "auto"
 	}
 	for _, m := range strings.Split(o.fallbacks, ",") {
 		if m = strings.TrimSpace(m); m != "" {
 			req.FallbackModels = append(req.FallbackModels, m)
 		}
 	}
-	return d.Task(req, true)
+	return req
 }
 
 // modeFlag is the --mode value of a recorded mode.

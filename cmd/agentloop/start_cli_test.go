@@ -29,7 +29,8 @@ func startedSpec(t *testing.T, c *cli, id string) map[string]any {
 // request names, fallback models and approval are recorded.
 func TestLocalAndServerStartsAgree(t *testing.T) {
 	script := writeSteps(t, `{"text":"done"}`)
-	args := []string{"run", "--yes", "--model", "script:" + script, "--mode", "thinking", "--fallback-models", "openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5", "say done"}
+	args := []string{"run", "--yes", "--model", "script:" + script, "--mode", "thinking", "--fallback-models", "openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5",
+		"--thinking", "low", "--budget-tokens", "90000", "--budget-usd", "2.5", "--timeout", "7m", "--label", "team=docs", "say done"}
 
 	local := newCLI(t)
 	if _, errOut, code := local.run("", append(args, "--dir", t.TempDir())...); code != exitCompleted {
@@ -54,13 +55,17 @@ func TestLocalAndServerStartsAgree(t *testing.T) {
 		b, _ := json.Marshal(v)
 		return string(b)
 	}
-	for _, path := range [][]string{{"model"}, {"mode"}, {"fallback_models"}, {"approval"}, {"limits", "max_iterations"}, {"limits", "context_tokens"}} {
+	for _, path := range [][]string{{"model"}, {"mode"}, {"fallback_models"}, {"approval"}, {"limits", "max_iterations"}, {"limits", "context_tokens"},
+		{"limits", "budget_tokens"}, {"limits", "budget_usd"}, {"limits", "timeout"}, {"labels", "team"}, {"model_options", "thinking"}} {
 		if a, b := field(mine, path...), field(theirs, path...); a != b {
 			t.Errorf("%s: local %s, server %s", strings.Join(path, "."), a, b)
 		}
 	}
 	if got := field(mine, "limits", "max_iterations"); got != "10" {
 		t.Errorf("thinking mode: max_iterations %s, want 10", got)
+	}
+	if got := field(theirs, "limits", "budget_tokens") + field(theirs, "limits", "timeout") + field(theirs, "labels", "team") + field(theirs, "model_options", "thinking"); got != `90000420000000000"docs""low"` {
+		t.Errorf("what run --server sent: budget, timeout, label, thinking: %s", got)
 	}
 	if got := field(mine, "fallback_models"); got != `["openai/gpt-4.1-mini","anthropic/claude-sonnet-4-5"]` {
 		t.Errorf("fallback models %s", got)
