@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentloop/agentloop/api"
 	"github.com/agentloop/agentloop/feed"
@@ -552,6 +553,9 @@ func (p *agui) event(ev loop.Event, live bool) {
 			step := map[string]any{"title": st.Title, "status": string(firstSet(string(st.Status), string(loop.StepPending)))}
 			if st.Result != "" {
 				step["result"] = st.Result
+			}
+			if !st.CompletedAt.IsZero() {
+				step["completed_at"] = st.CompletedAt.Format(time.RFC3339Nano) // as the log has it
 			}
 			steps[i] = step
 		}

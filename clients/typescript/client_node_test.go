@@ -19,7 +19,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -197,8 +196,6 @@ func node(t *testing.T, dir string, args ...string) {
 	}
 }
 
-var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
-
 // server is a running `agentloop serve --auth keys` and two keys of one
 // tenant.
 type server struct {
@@ -207,75 +204,15 @@ type server struct {
 	viewer   string // only reads
 }
 
-// serve builds the binary and starts `agentloop serve --auth keys` on a
-// free loopback port with a fresh database, allowing scripted models; it
-// is stopped (SIGTERM, then waited for) when the test ends.
+// serve builds the binary and starts `agentloop serve --auth keys` with a
+// fresh database, allowing scripted models, and makes an operator and a
+// viewer key of one tenant.
 func serve(t *testing.T) *server {
 	t.Helper()
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "agentloop")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/agentloop").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	env := append(os.Environ(), "XDG_CONFIG_HOME="+tmp, "AGENTLOOP_CONFIG=", "AGENTLOOP_DB=", "AGENTLOOP_MODEL=", "AGENTLOOP_PRICES=")
-	db := filepath.Join(tmp, "s.db")
-	key := func(role string) string {
-		cmd := exec.Command(bin, "keys", "create", "--db", db, "--tenant", "ts-client", "--role", role)
-		cmd.Env = env
-		out, err := cmd.Output()
-		if err != nil || !strings.HasPrefix(string(out), "al_") {
-			t.Fatalf("keys create --role %s: %v %q", role, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	s := &server{operator: key("operator"), viewer: key("viewer")}
-	cmd := exec.Command(bin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--auth", "keys",
-		"--allow-script-models", "--workspaces", filepath.Join(tmp, "ws"), "--grace", "10s")
-	cmd.Env = env
-	if os.Geteuid() == 0 && os.Getenv("AGENTLOOP_SANDBOX") == "" {
-		// As root, sandboxed commands run as nobody, who cannot enter the
-		// test's root-private temporary directories. These sessions run no
-		// commands (their one tool is write_file, which runs in-process);
-		// the sandbox has its own tests.
-		cmd.Env = append(cmd.Env, "AGENTLOOP_SANDBOX=none", "AGENTLOOP_UNSAFE_NO_SANDBOX=1")
-	}
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Errorf("agentloop serve did not stop on SIGTERM:\n%s", stderr.String())
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-done:
-			t.Fatalf("agentloop serve exited: %v\n%s", err, stderr.String())
-		default:
-		}
-		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
-			if resp, err := http.Get(m[1] + "/readyz"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					s.url = m[1]
-					return s
-				}
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("agentloop serve did not become ready:\n%s", stderr.String())
-	return nil
+	al := nodetest.Build(t)
+	s := &server{operator: al.Key(t, "ts-client", "operator"), viewer: al.Key(t, "ts-client", "viewer")}
+	s.url = al.Serve(t, "--auth", "keys")
+	return s
 }
 
 // firstDifference shows the first line where a and b differ.

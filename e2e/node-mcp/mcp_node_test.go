@@ -8,13 +8,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,24 +21,10 @@ import (
 // it and reads its answer and log; what it saw is what the server recorded.
 func TestTypeScriptMCPClient(t *testing.T) {
 	dir := nodetest.Project(t, "e2e/node-mcp")
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "agentloop")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/agentloop").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	env := append(os.Environ(), "XDG_CONFIG_HOME="+tmp, "AGENTLOOP_CONFIG=", "AGENTLOOP_DB=", "AGENTLOOP_MODEL=", "AGENTLOOP_PRICES=",
-		// The session runs no commands (it only answers): the sandbox has
-		// its own tests, and a server with keys needs one or this waiver.
-		"AGENTLOOP_SANDBOX=none", "AGENTLOOP_UNSAFE_NO_SANDBOX=1")
-	db := filepath.Join(tmp, "s.db")
-	keyCmd := exec.Command(bin, "keys", "create", "--db", db, "--tenant", "acme", "--role", "operator")
-	keyCmd.Env = env
-	keyOut, err := keyCmd.Output()
-	key := strings.TrimSpace(string(keyOut))
-	if err != nil || !strings.HasPrefix(key, "al_") {
-		t.Fatalf("keys create: %v %q", err, keyOut)
-	}
-	url := serve(t, bin, env, "--db", db, "--auth", "keys", "--allow-script-models", "--workspaces", filepath.Join(tmp, "ws"))
+	al := nodetest.Build(t)
+	key := al.Key(t, "acme", "operator")
+	url := al.Serve(t, "--auth", "keys")
+	tmp := al.Dir
 	script := filepath.Join(tmp, "hello.json")
 	os.WriteFile(script, []byte(`{"steps":[{"text":"Hello, TypeScript."}]}`), 0o600)
 
@@ -113,67 +95,4 @@ func TestTypeScriptMCPClient(t *testing.T) {
 	if !bytes.Equal(gotJSON, wantJSON) || len(want) == 0 || want[len(want)-1][1] != "session.ended" {
 		t.Errorf("the log the client read:\n%s\nthe server's:\n%s", gotJSON, wantJSON)
 	}
-}
-
-var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
-
-// serve starts `agentloop serve` on a free loopback port and returns its URL.
-func serve(t *testing.T, bin string, env []string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--grace", "10s"}, args...)...)
-	cmd.Env = env
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Errorf("agentloop serve did not stop on SIGTERM:\n%s", stderr.String())
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-done:
-			t.Fatalf("agentloop serve exited: %v\n%s", err, stderr.String())
-		default:
-		}
-		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
-			if resp, err := http.Get(m[1] + "/readyz"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					return m[1]
-				}
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("agentloop serve did not become ready:\n%s", stderr.String())
-	return ""
-}
-
-// syncBuffer is a bytes.Buffer safe to read while a process writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -6,16 +6,12 @@
 package nodeprotocols_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,7 +20,7 @@ import (
 
 func TestProtocolClientsAgainstTheServer(t *testing.T) {
 	dir := nodetest.Project(t, "e2e/node-protocols")
-	url := serve(t)
+	url := nodetest.Build(t).Serve(t)
 	result := filepath.Join(t.TempDir(), "assembled.json")
 	out := nodetest.Run(t, dir, "test/protocols.test.mjs", 2*time.Minute,
 		"AGENTLOOP_URL="+url, "AGENTLOOP_SCRIPTS="+t.TempDir(), "AGENTLOOP_RESULT="+result)
@@ -202,82 +198,4 @@ func canonical(t *testing.T, s string) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
-
-// serve builds the binary and starts `agentloop serve` on a free loopback
-// port with a fresh database, allowing scripted models; it is stopped
-// (SIGTERM, then waited for) when the test ends.
-func serve(t *testing.T) string {
-	t.Helper()
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "agentloop")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/agentloop").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "serve", "--db", filepath.Join(tmp, "s.db"), "--addr", "127.0.0.1:0",
-		"--allow-script-models", "--workspaces", filepath.Join(tmp, "ws"), "--grace", "10s")
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+tmp, "AGENTLOOP_CONFIG=", "AGENTLOOP_DB=", "AGENTLOOP_MODEL=", "AGENTLOOP_PRICES=")
-	if os.Geteuid() == 0 && os.Getenv("AGENTLOOP_SANDBOX") == "" {
-		// As root, sandboxed commands run as nobody, who cannot enter the
-		// test's root-private temporary directories. These sessions run no
-		// commands (list_dir and write_file run in-process); the sandbox
-		// has its own tests.
-		cmd.Env = append(cmd.Env, "AGENTLOOP_SANDBOX=none", "AGENTLOOP_UNSAFE_NO_SANDBOX=1")
-	}
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Errorf("agentloop serve did not stop on SIGTERM:\n%s", stderr.String())
-		}
-	})
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-done:
-			t.Fatalf("agentloop serve exited: %v\n%s", err, stderr.String())
-		default:
-		}
-		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
-			if resp, err := http.Get(m[1] + "/readyz"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					return m[1]
-				}
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("agentloop serve did not become ready:\n%s", stderr.String())
-	return ""
-}
-
-// syncBuffer is a bytes.Buffer safe to read while a process writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
