@@ -90,6 +90,7 @@ var payloads = map[EventType]payloadInfo{
 	TypeConversationCondensed: {1, func() Payload { return new(ConversationCondensed) }},
 	TypeStepFinished:          {1, func() Payload { return new(StepFinished) }},
 	TypeVerificationFinished:  {1, func() Payload { return new(VerificationFinished) }},
+	TypeWorkspaceCheckpointed: {1, func() Payload { return new(WorkspaceCheckpointed) }},
 }
 
 // NewEvent wraps a payload with its type and current version.

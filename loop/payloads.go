@@ -52,6 +52,10 @@ type SessionStarted struct {
 	// its current one keeps failing with errors a retry cannot fix
 	// (model.switched).
 	FallbackModels []string `json:"fallback_models,omitempty"`
+
+	// ForkedFrom is set on a session whose log starts as a copy of
+	// another's up to the end of one of its iterations.
+	ForkedFrom *ForkedFrom `json:"forked_from,omitempty"`
 }
 
 // ModelSwitched records that the session moved from one model to the

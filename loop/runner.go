@@ -95,6 +95,11 @@ type Config struct {
 	// Approval says how a call must be approved; nil approves everything.
 	Approval func(t tool.Tool) Policy
 
+	// Checkpoint snapshots the workspace after each iteration that
+	// changed files (and once before the first), recorded as
+	// workspace.checkpointed; nil takes none.
+	Checkpoint Checkpointer
+
 	// OnDelta sees streamed model output as it arrives.
 	OnDelta func(sessionID string, d model.Delta)
 

@@ -159,6 +159,7 @@ func (s *Session) emit(p Payload) {
 		panic(fmt.Sprintf("loop: applying own event: %v", err))
 	}
 	s.c.add(e)
+	s.checkpointAfter(p)
 }
 
 // flush makes buffered events durable, after every commit already in
