@@ -73,6 +73,9 @@ func main() {
 	dir, err := os.MkdirTemp("", "killbench")
 	check(err)
 	defer os.RemoveAll(dir)
+	// As root, sandboxed commands run as another user, who must be able to
+	// pass through to the workspaces (serve refuses to start otherwise).
+	check(os.Chmod(dir, 0o711))
 	binary = filepath.Join(dir, "agentloop")
 	if b, err := exec.Command("go", "build", "-o", binary, "./cmd/agentloop").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "%s\n%v\n", b, err)
@@ -141,6 +144,12 @@ func oneRun(i int, target, dir, pgURL string, r *tally) (string, error) {
 	check(os.MkdirAll(dir, 0o700))
 	ws := filepath.Join(dir, "ws")
 	check(os.MkdirAll(ws, 0o700))
+	if os.Geteuid() == 0 {
+		// As root, `run` runs commands as the sandbox user (uid 65534),
+		// and refuses a workspace that user cannot write: give it one.
+		check(os.Chmod(dir, 0o711))
+		check(os.Chown(ws, 65534, 65534))
+	}
 	db := filepath.Join(dir, "s.db")
 	if target == "serve (PostgreSQL)" {
 		db = pgURL
