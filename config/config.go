@@ -61,6 +61,9 @@ type Profile struct {
 	// StreamTools streams Ollama replies to requests with tools (sent
 	// with "stream": false by default).
 	StreamTools bool
+	// NoCheckpoints turns workspace checkpoints off for the profile's
+	// sessions (checkpoints: false); they cannot be forked then.
+	NoCheckpoints bool
 	// Thinking lets a reasoning model think: low, medium, high or a token
 	// budget.
 	Thinking string

@@ -20,7 +20,7 @@ import (
 // The keys of each mapping, in the order example.yaml documents them.
 var (
 	topKeys          = []string{"default_profile", "db", "prices", "profiles"}
-	profileKeys      = []string{"description", "system_prompt_file", "model", "fallback_models", "base_url", "api_key_env", "num_ctx", "stream_tools", "thinking", "tools", "limits", "approvals", "verify", "mcp_servers", "sandbox", "network", "sandbox_limits"}
+	profileKeys      = []string{"description", "system_prompt_file", "model", "fallback_models", "base_url", "api_key_env", "num_ctx", "stream_tools", "thinking", "tools", "limits", "approvals", "verify", "mcp_servers", "sandbox", "network", "sandbox_limits", "checkpoints"}
 	sandboxLimitKeys = []string{"cpu_seconds", "address_space_mb", "processes", "file_size_mb", "open_files"}
 	limitKeys        = []string{"max_iterations", "timeout", "model_timeout", "tool_timeout", "budget_tokens", "budget_usd", "budget_tool_calls", "max_tool_calls_per_turn", "no_progress", "on_stuck", "stuck_error_repeats", "stuck_repeats", "stuck_nudge", "stuck_headless", "wrap_up", "condense", "condense_model"}
 	approvalKeys     = []string{"read", "write", "execute", "tools"}
@@ -185,6 +185,10 @@ func (p *parser) profile(n *yaml.Node, prof *Profile) {
 		case "stream_tools":
 			if b, ok := p.boolean(v, field); ok {
 				prof.StreamTools = b
+			}
+		case "checkpoints":
+			if b, ok := p.boolean(v, field); ok {
+				prof.NoCheckpoints = !b
 			}
 		case "thinking":
 			if s, ok := p.str(v, field); ok {
