@@ -36,6 +36,19 @@ type Message struct {
 	// Reasoning is provider-specific thinking content that must be sent back
 	// verbatim on later turns (Anthropic thinking blocks with signatures).
 	Reasoning []ReasoningBlock `json:"reasoning,omitempty"`
+	// Images are pictures the message carries (a tool's screenshot or
+	// chart, a user's upload). Content still describes them in words, so
+	// a provider or model that cannot take images loses only the pixels.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is a picture in a message: its media type and its bytes (base64
+// in JSON). Providers send it in their own format: OpenAI as an image_url
+// data URL in a user message, Anthropic as a base64 image block, Ollama in
+// the message's images list.
+type Image struct {
+	MIMEType string `json:"mime_type"`
+	Data     []byte `json:"data"`
 }
 
 // ReasoningBlock is a thinking block a provider wants returned unchanged.

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -116,8 +117,9 @@ func validateRequest(r *http.Request, body []byte) string {
 				Name      string          `json:"name"`
 				Input     json.RawMessage `json:"input"`
 				ToolUseID string          `json:"tool_use_id"`
-				Content   *string         `json:"content"`
+				Content   json.RawMessage `json:"content"`
 				IsError   *bool           `json:"is_error"`
+				Source    json.RawMessage `json:"source"`
 			}
 			dec := json.NewDecoder(bytes.NewReader(rawb))
 			dec.DisallowUnknownFields()
@@ -138,7 +140,15 @@ func validateRequest(r *http.Request, body []byte) string {
 				if indexOf(pending, b.ToolUseID) < 0 {
 					return fmt.Sprintf("%s: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", where, b.ToolUseID)
 				}
+				if p := validateResultContent(b.Content); p != "" {
+					return where + ".content: " + p
+				}
 				answered[b.ToolUseID] = true
+			case b.Type == "image" && m.Role == "user":
+				if p := validateImageSource(b.Source); p != "" {
+					return where + ".source: " + p
+				}
+				sawOther = true
 			case b.Type == "tool_use" && m.Role == "assistant":
 				if b.ID == "" || !toolName.MatchString(b.Name) || len(b.Input) == 0 || b.Input[0] != '{' {
 					return where + ": tool_use needs id, name and an object input"
@@ -171,6 +181,57 @@ func validateRequest(r *http.Request, body []byte) string {
 	}
 	if len(pending) > 0 {
 		return fmt.Sprintf("the last assistant turn's tool_use %v has no tool_result", pending)
+	}
+	return ""
+}
+
+// validateResultContent checks a tool_result's content: absent, a string,
+// or a list of text and image blocks.
+func validateResultContent(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] == '"' {
+		return ""
+	}
+	var blocks []struct {
+		Type   string          `json:"type"`
+		Text   *string         `json:"text"`
+		Source json.RawMessage `json:"source"`
+	}
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return "Input should be a valid string or list of blocks"
+	}
+	for k, b := range blocks {
+		switch {
+		case b.Type == "text" && b.Text != nil && b.Source == nil:
+		case b.Type == "image" && b.Text == nil:
+			if p := validateImageSource(b.Source); p != "" {
+				return fmt.Sprintf("%d.source: %s", k, p)
+			}
+		default:
+			return fmt.Sprintf("%d: want a text or an image block", k)
+		}
+	}
+	return ""
+}
+
+// validateImageSource checks {"type":"base64","media_type":…,"data":…}.
+func validateImageSource(raw json.RawMessage) string {
+	var src struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&src); err != nil {
+		return err.Error()
+	}
+	switch src.MediaType {
+	case "image/jpeg", "image/png", "image/gif", "image/webp":
+	default:
+		return fmt.Sprintf("media_type %q: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'", src.MediaType)
+	}
+	if _, err := base64.StdEncoding.DecodeString(src.Data); src.Type != "base64" || err != nil || src.Data == "" {
+		return "want type base64 and base64 data"
 	}
 	return ""
 }

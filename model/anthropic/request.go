@@ -78,8 +78,31 @@ type toolUseBlock struct {
 type toolResultBlock struct {
 	Type      string `json:"type"` // "tool_result"
 	ToolUseID string `json:"tool_use_id"`
-	Content   string `json:"content,omitempty"`
-	IsError   bool   `json:"is_error,omitempty"`
+	// Content is the result's text, or a list of text and image blocks
+	// when the result carries images.
+	Content any  `json:"content,omitempty"`
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// imageBlock is a picture sent inline: {"type":"image","source":
+// {"type":"base64","media_type":"image/png","data":"…"}}.
+type imageBlock struct {
+	Type   string      `json:"type"` // "image"
+	Source imageSource `json:"source"`
+}
+
+type imageSource struct {
+	Type      string `json:"type"` // "base64"
+	MediaType string `json:"media_type"`
+	Data      []byte `json:"data"` // base64 in JSON
+}
+
+func imageBlocks(images []model.Image) []any {
+	out := make([]any, len(images))
+	for i, img := range images {
+		out[i] = imageBlock{Type: "image", Source: imageSource{Type: "base64", MediaType: img.MIMEType, Data: img.Data}}
+	}
+	return out
 }
 
 type wireTool struct {
@@ -142,8 +165,19 @@ func (c *Client) buildRequest(name string, req *model.Request, stream bool) *mes
 			if strings.TrimSpace(m.Content) != "" {
 				add("user", textBlock{Type: "text", Text: m.Content})
 			}
+			add("user", imageBlocks(m.Images)...)
 		case model.RoleTool:
-			add("user", toolResultBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Content, IsError: m.IsError})
+			block := toolResultBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Content, IsError: m.IsError}
+			if len(m.Images) > 0 {
+				var content []any
+				if m.Content != "" {
+					content = append(content, textBlock{Type: "text", Text: m.Content})
+				}
+				block.Content = append(content, imageBlocks(m.Images)...)
+			} else if m.Content == "" {
+				block.Content = nil // omitted, as before
+			}
+			add("user", block)
 		case model.RoleAssistant:
 			blocks := make([]any, 0, len(m.Reasoning)+1+len(m.ToolCalls))
 			for _, r := range m.Reasoning {

@@ -61,10 +61,11 @@ func validateRequest(r *http.Request, body []byte) string {
 	called := map[string]bool{}
 	for i, raw := range req.Messages {
 		var m struct {
-			Role      string  `json:"role"`
-			Content   *string `json:"content"`
-			Thinking  string  `json:"thinking"`
-			ToolName  string  `json:"tool_name"`
+			Role      string   `json:"role"`
+			Content   *string  `json:"content"`
+			Thinking  string   `json:"thinking"`
+			ToolName  string   `json:"tool_name"`
+			Images    [][]byte `json:"images"` // base64 strings; a bad one fails to decode
 			ToolCalls []struct {
 				ID       string `json:"id"`
 				Function struct {

@@ -30,6 +30,8 @@ type wireMessage struct {
 	Thinking  string         `json:"thinking,omitempty"`
 	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
 	ToolName  string         `json:"tool_name,omitempty"`
+	// Images are the message's pictures, base64 without a data: prefix.
+	Images [][]byte `json:"images,omitempty"`
 }
 
 type wireToolCall struct {
@@ -74,6 +76,9 @@ func (c *Client) buildRequest(name string, req *model.Request, stream bool) *cha
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		wm := wireMessage{Role: string(m.Role), Content: m.Content}
+		for _, img := range m.Images {
+			wm.Images = append(wm.Images, img.Data)
+		}
 		switch m.Role {
 		case model.RoleAssistant:
 			for _, r := range m.Reasoning {

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -85,9 +86,15 @@ func validateRequest(r *http.Request, body []byte) string {
 			return fmt.Sprintf("messages[%d]: an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'; missing %v", i, pending)
 		}
 		switch m.Role {
-		case "system", "user":
+		case "system":
 			if !isString {
 				return fmt.Sprintf("messages[%d].content: %s must be a string", i, m.Role)
+			}
+		case "user":
+			if !isString {
+				if p := validateParts(m.Content); p != "" {
+					return fmt.Sprintf("messages[%d].content: %s", i, p)
+				}
 			}
 		case "assistant":
 			if isNull && len(m.ToolCalls) == 0 {
@@ -130,6 +137,53 @@ func validateRequest(r *http.Request, body []byte) string {
 	}
 	if len(pending) > 0 {
 		return fmt.Sprintf("tool calls %v have no tool message", pending)
+	}
+	return ""
+}
+
+// validateParts checks a user message's array of content parts: text
+// parts and image_url parts whose url is an https URL or a base64 data URL
+// of an image.
+func validateParts(raw json.RawMessage) string {
+	var parts []json.RawMessage
+	if err := json.Unmarshal(raw, &parts); err != nil || len(parts) == 0 {
+		return "must be a string or a non-empty array of content parts"
+	}
+	for j, rp := range parts {
+		var p struct {
+			Type     string  `json:"type"`
+			Text     *string `json:"text"`
+			ImageURL *struct {
+				URL    string `json:"url"`
+				Detail string `json:"detail"`
+			} `json:"image_url"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(rp))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			return fmt.Sprintf("[%d]: %v", j, err)
+		}
+		switch p.Type {
+		case "text":
+			if p.Text == nil || p.ImageURL != nil {
+				return fmt.Sprintf("[%d]: a text part has text and nothing else", j)
+			}
+		case "image_url":
+			if p.ImageURL == nil || p.Text != nil {
+				return fmt.Sprintf("[%d]: an image_url part has image_url and nothing else", j)
+			}
+			u := p.ImageURL.URL
+			if data, ok := strings.CutPrefix(u, "data:image/"); ok {
+				_, b64, ok := strings.Cut(data, ";base64,")
+				if _, err := base64.StdEncoding.DecodeString(b64); !ok || err != nil {
+					return fmt.Sprintf("[%d].image_url.url: invalid base64 data URL", j)
+				}
+			} else if !strings.HasPrefix(u, "https://") {
+				return fmt.Sprintf("[%d].image_url.url: want an https URL or a data:image/ URL", j)
+			}
+		default:
+			return fmt.Sprintf("[%d].type: invalid value %q", j, p.Type)
+		}
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strconv"
 
@@ -52,11 +53,20 @@ func (c *Client) appendRequest(b []byte, name string, req *model.Request, stream
 			loopStart = i
 		}
 	}
+	pictures := -1 // first tool message of the run under way that has images
 	for i := range req.Messages {
+		m := &req.Messages[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendMessage(b, &req.Messages[i], i > loopStart)
+		b = appendMessage(b, m, i > loopStart)
+		if m.Role == model.RoleTool && len(m.Images) > 0 && pictures < 0 {
+			pictures = i
+		}
+		if pictures >= 0 && (i+1 == len(req.Messages) || req.Messages[i+1].Role != model.RoleTool) {
+			b = appendToolImages(b, req.Messages[pictures:i+1])
+			pictures = -1
+		}
 	}
 	b = append(b, ']')
 	if len(req.Tools) > 0 {
@@ -138,6 +148,14 @@ func appendMessage(b []byte, m *model.Message, withReasoning bool) []byte {
 	calls := m.Role == model.RoleAssistant && len(m.ToolCalls) > 0
 	if calls && m.Content == "" {
 		b = append(b, `,"content":null`...)
+	} else if m.Role == model.RoleUser && len(m.Images) > 0 {
+		b = append(b, `,"content":[`...)
+		if m.Content != "" {
+			b = appendTextPart(b, m.Content)
+			b = append(b, ',')
+		}
+		b = appendImageParts(b, m.Images)
+		b = append(b, ']')
 	} else {
 		b = append(b, `,"content":`...)
 		b = jsonw.AppendString(b, m.Content, false)
@@ -175,6 +193,55 @@ func appendMessage(b []byte, m *model.Message, withReasoning bool) []byte {
 	return append(b, '}')
 }
 
+// appendToolImages appends, after a run of tool results, one user message
+// with the images those results carried: Chat Completions takes images
+// only in user messages, and a message between the results of one turn
+// would part them from the call that asked for them. Each result's images
+// follow a text part naming its call; the results themselves keep their
+// text, which describes the images to models that cannot see them.
+func appendToolImages(b []byte, run []model.Message) []byte {
+	b = append(b, `,{"role":"user","content":[`...)
+	first := true
+	for i := range run {
+		m := &run[i]
+		if len(m.Images) == 0 {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		label := "The images returned by tool call " + m.ToolCallID
+		if m.ToolName != "" {
+			label += " (" + m.ToolName + ")"
+		}
+		b = appendTextPart(b, label+":")
+		b = append(b, ',')
+		b = appendImageParts(b, m.Images)
+	}
+	return append(b, "]}"...)
+}
+
+func appendTextPart(b []byte, text string) []byte {
+	b = append(b, `{"type":"text","text":`...)
+	b = jsonw.AppendString(b, text, false)
+	return append(b, '}')
+}
+
+// appendImageParts appends image_url parts holding data URLs
+// (data:image/png;base64,…), comma-separated.
+func appendImageParts(b []byte, images []model.Image) []byte {
+	for i, img := range images {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"image_url","image_url":{"url":`...)
+		b = jsonw.AppendString(b, "data:"+img.MIMEType+";base64,"+base64.StdEncoding.EncodeToString(img.Data), false)
+		b = append(b, "}}"...)
+	}
+	return b
+}
+
 // requestSize guesses the size of the encoded request from above, closely:
 // the buffer is allocated once, and held while the model works on the
 // request. Escaping is guessed at one byte in four of text (code has
@@ -185,6 +252,9 @@ func requestSize(req *model.Request) int {
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		n += 52 + escaped(len(m.Content)) + len(m.ToolCallID)
+		for _, img := range m.Images {
+			n += 160 + len(m.ToolCallID) + len(m.ToolName) + len(img.MIMEType) + base64.StdEncoding.EncodedLen(len(img.Data))
+		}
 		for _, r := range m.Reasoning {
 			n += 24 + escaped(len(r.Text))
 		}
