@@ -304,6 +304,9 @@ func TestOpenAPIResponsesMatchTheSpec(t *testing.T) {
 	call("GET /v1/openapi.json", "/v1/openapi.json", "", "", 200)
 	call("GET /metrics", "/metrics", "", "", 200)
 	call("GET /metrics", "/metrics", a.keys["operator@acme"], "", 403)
+	// The demo, on a server without one (demo_test.go starts one).
+	call("GET /v1/demo", "/v1/demo", "", "", 200)
+	call("POST /v1/demo", "/v1/demo", "", "", 404)
 	// MCP over streamable HTTP: one JSON-RPC exchange (mcp_test.go drives it with a client).
 	call("POST /mcp", "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"spec","version":"1"}}}`, 200,
 		"Accept", "application/json, text/event-stream")

@@ -128,6 +128,8 @@ type Server struct {
 	enc    encodings
 	front  *frontDoor
 	live   liveKeys
+	// demo, when set, starts the demo session (demo.go).
+	demo DemoStarter
 }
 
 // New returns the API handler.
@@ -205,6 +207,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/ui-stream", s.auth(s.uiChat))
 	m.HandleFunc("GET /v1/ui-stream/{id}/stream", s.auth(s.uiReconnect))
 	m.HandleFunc("GET /v1/sessions/{id}/ui-stream", s.auth(s.uiFollow))
+	m.HandleFunc("GET /v1/demo", s.auth(s.demoInfo))
+	m.HandleFunc("POST /v1/demo", s.auth(s.startDemo))
 	m.HandleFunc("POST /v1/webhooks", s.auth(s.createWebhook))
 	m.HandleFunc("GET /v1/webhooks", s.auth(s.listWebhooks))
 	m.HandleFunc("DELETE /v1/webhooks/{id}", s.auth(s.deleteWebhook))

@@ -276,6 +276,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	api := server.New(cfg)
 	var ready atomic.Bool
 	api.SetReady(ready.Load)
+	if *demo {
+		api.SetDemo(demoStarter(svc, *workspaces, cmdUser.UID, cmdUser.GID))
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -309,7 +312,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	ready.Store(true)
 	fmt.Fprintf(stderr, "agentloop serve: the dashboard is at http://%s/\n", ln.Addr())
 	if *demo {
-		id, err := startDemo(sessionsCtx, svc, *workspaces, cmdUser.UID, cmdUser.GID)
+		id, err := startDemo(sessionsCtx, svc, service.Local("demo"), *workspaces, cmdUser.UID, cmdUser.GID)
 		if err != nil {
 			log.Error("demo", "err", err)
 		} else {

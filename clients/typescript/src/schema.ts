@@ -687,6 +687,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/demo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether this server offers the demo session (agentloop serve --demo) */
+        get: operations["getDemo"];
+        put?: never;
+        /**
+         * Start the demo session: a scripted model plans, writes a file and runs a command
+         * @description Only on a server started with agentloop serve --demo (404 elsewhere). The demo is fixed by the server: its scripted model, its tools and a new workspace; the request has no body. It needs the sessions:write scope and counts against the tenant's quotas like any start.
+         */
+        post: operations["startDemo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1735,6 +1756,10 @@ export interface components {
         };
         DeliveryList: {
             deliveries: components["schemas"]["Delivery"][];
+        };
+        DemoInfo: {
+            /** @description true on a server started with --demo: POST /v1/demo starts a demo session */
+            enabled: boolean;
         };
     };
     responses: {
@@ -3059,6 +3084,57 @@ export interface operations {
             404: components["responses"]["Problem"];
             421: components["responses"]["Problem"];
             429: components["responses"]["Problem"];
+        };
+    };
+    getDemo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether POST /v1/demo starts a demo */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DemoInfo"];
+                };
+            };
+            401: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    startDemo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Started */
+            201: {
+                headers: {
+                    /** @description The session's path */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Created"];
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+            503: components["responses"]["Problem"];
         };
     };
 }

@@ -1,0 +1,63 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/agentloop/agentloop/api"
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/service"
+)
+
+// DemoStarter starts the demo session as caller and returns its ID. The
+// demo is fixed by the program that serves it (a scripted model of its
+// own in a new workspace): a request cannot name a model, a file or a
+// workspace for it.
+type DemoStarter func(ctx context.Context, caller service.Caller) (string, error)
+
+// SetDemo turns on POST /v1/demo, which starts start's demo session for
+// the caller of the request. Without it (the default) the demo routes say
+// there is no demo. Call it before the server serves requests.
+func (s *Server) SetDemo(start DemoStarter) { s.demo = start }
+
+// demoInfo says whether this server offers the demo, so the dashboard
+// shows its button only where it works.
+func (s *Server) demoInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]bool{"enabled": s.demo != nil})
+}
+
+// startDemo starts the demo session, with the same scope and quotas as
+// any other start.
+func (s *Server) startDemo(w http.ResponseWriter, r *http.Request) {
+	if s.demo == nil {
+		problem(w, http.StatusNotFound, "this server has no demo: start it with agentloop serve --demo")
+		return
+	}
+	c := callerOf(r.Context())
+	if !c.Has(service.ScopeWrite) {
+		problem(w, http.StatusForbidden, "starting the demo needs the sessions:write scope (an operator or admin key)")
+		return
+	}
+	if s.cfg.Quotas.Running > 0 {
+		unlock, err := s.svc.LockTenant(r.Context(), c.Tenant)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		defer unlock()
+	}
+	if why, wait, err := s.overQuota(r, c); err != nil {
+		s.fail(w, r, err)
+		return
+	} else if why != "" {
+		tooMany(w, why, wait)
+		return
+	}
+	id, err := s.demo(r.Context(), c)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/sessions/"+id)
+	writeJSON(w, http.StatusCreated, api.Created{ID: id, Status: string(loop.StatusRunning), URL: "/v1/sessions/" + id})
+}
