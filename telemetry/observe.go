@@ -129,11 +129,12 @@ func (o *observer) record(e loop.Event, heard time.Time) {
 		in.ended.Add(ctx, 1, withAttrs(stopAttrs(loop.StatusWaiting, d.Reason)))
 	}
 	if o.t.tracer != nil {
-		s.span(o.t.tracer, e)
+		s.span(o.t.tracer, &o.t.calls, e)
 	}
 	switch e.Data.(type) {
 	case *loop.SessionEnded, *loop.SessionPaused, *loop.SessionWaiting:
 		delete(o.sessions, e.SessionID) // the process lets go of it until it runs again
+		o.t.calls.drop(e.SessionID)
 	}
 }
 

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ const (
 	attrToolType      = "gen_ai.tool.type"
 	attrTokenType     = "gen_ai.token.type"
 	attrErrorType     = "error.type"
+	attrResponseModel = "gen_ai.response.model"
 	attrIteration     = "agentloop.iteration"
 	attrStatus        = "agentloop.status"
 	attrReason        = "agentloop.reason"
@@ -89,7 +91,7 @@ func (s *sessionTrace) modelAttrs() []attribute.KeyValue {
 // span advances the session's spans by one committed event. Spans take
 // the events' own times, so a trace shows when things happened, not when
 // their commit was heard of.
-func (s *sessionTrace) span(tr trace.Tracer, e loop.Event) {
+func (s *sessionTrace) span(tr trace.Tracer, calls *calls, e loop.Event) {
 	if s.root == nil {
 		s.start(tr, e.Time)
 	}
@@ -114,17 +116,26 @@ func (s *sessionTrace) span(tr trace.Tracer, e loop.Event) {
 		if d.FinishReason != "" {
 			attrs = append(attrs, attribute.StringSlice(attrFinishReasons, []string{d.FinishReason}))
 		}
-		_, sp := tr.Start(s.parent(), "chat "+s.model, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithTimestamp(e.Time.Add(-time.Duration(d.DurationMS)*time.Millisecond)), trace.WithAttributes(attrs...))
+		k, _ := calls.pop(s.id)
+		_, sp := tr.Start(withIDs(s.parent(), trace.TraceID{}, k.span), "chat "+s.model, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithTimestamp(e.Time.Add(-time.Duration(d.DurationMS)*time.Millisecond)), trace.WithAttributes(append(attrs, k.attrs...)...))
 		sp.End(trace.WithTimestamp(e.Time))
 	case *loop.ModelFailed:
-		_, sp := tr.Start(s.parent(), "chat "+s.model, trace.WithSpanKind(trace.SpanKindClient),
+		k, ok := calls.pop(s.id)
+		if !ok { // made by a process that did not wrap the model: what the event says
+			k.attrs = []attribute.KeyValue{errorType(modelErrorType(d))}
+		}
+		_, sp := tr.Start(withIDs(s.parent(), trace.TraceID{}, k.span), "chat "+s.model, trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithTimestamp(e.Time.Add(-time.Duration(d.DurationMS)*time.Millisecond)),
-			trace.WithAttributes(append(s.modelAttrs(), attribute.String(attrConversation, s.id), attribute.Int(attrIteration, d.Iteration), errorType(modelErrorType(d)))...))
+			trace.WithAttributes(append(append(s.modelAttrs(), attribute.String(attrConversation, s.id), attribute.Int(attrIteration, d.Iteration)), k.attrs...)...))
 		sp.SetStatus(codes.Error, d.Error)
 		sp.End(trace.WithTimestamp(e.Time))
 	case *loop.ToolFinished:
-		_, sp := tr.Start(s.parent(), "execute_tool "+d.Name, trace.WithSpanKind(trace.SpanKindInternal),
+		var k call
+		if !d.Refused && !d.Unknown {
+			k, _ = calls.pop(toolKey(s.id, d.Name))
+		}
+		_, sp := tr.Start(withIDs(s.parent(), trace.TraceID{}, k.span), "execute_tool "+d.Name, trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithTimestamp(e.Time.Add(-time.Duration(d.DurationMS)*time.Millisecond)),
 			trace.WithAttributes(attribute.String(attrOperation, "execute_tool"), attribute.String(attrToolName, d.Name),
 				attribute.String(attrToolCallID, d.CallID), attribute.String(attrToolType, "function"),
@@ -152,7 +163,7 @@ func (s *sessionTrace) start(tr trace.Tracer, at time.Time) {
 	if s.tenant != "" {
 		attrs = append(attrs, attribute.String(attrTenant, s.tenant))
 	}
-	s.ctx, s.root = tr.Start(context.Background(), "invoke_agent "+s.agent, trace.WithSpanKind(trace.SpanKindInternal),
+	s.ctx, s.root = tr.Start(withIDs(context.Background(), SessionTraceID(s.id), trace.SpanID{}), "invoke_agent "+s.agent, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithTimestamp(at), trace.WithAttributes(attrs...))
 }
 
@@ -193,16 +204,35 @@ func (s *sessionTrace) end(at time.Time, status loop.Status, reason loop.StopRea
 	s.root, s.ctx = nil, nil
 }
 
+// modelErrorType says what failed in a model call from its event alone:
+// for a call this process did not make, whose transport's report it
+// does not have. A provider's refusal is found in the error text, which
+// names the status as "HTTP <code> from".
 func modelErrorType(d *loop.ModelFailed) string {
 	switch {
 	case d.Timeout:
 		return "timeout"
 	case d.Malformed:
-		return "malformed_reply"
-	case d.Retryable:
+		return "invalid_response"
+	}
+	if i := strings.Index(d.Error, "HTTP "); i >= 0 && len(d.Error) >= i+8 {
+		if code, err := strconv.Atoi(d.Error[i+5 : i+8]); err == nil && code >= 400 && code <= 599 && strings.HasPrefix(d.Error[i+8:], " from") {
+			return statusErrorType(code)
+		}
+	}
+	if d.Retryable {
 		return "retryable"
 	}
-	return "error"
+	return "_OTHER"
+}
+
+// statusErrorType is error.type for a provider's HTTP refusal:
+// rate_limited for 429, http_<code> for the others.
+func statusErrorType(code int) string {
+	if code == 429 {
+		return "rate_limited"
+	}
+	return "http_" + strconv.Itoa(code)
 }
 
 func toolErrorType(d *loop.ToolFinished) string {

@@ -28,6 +28,7 @@ import (
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -55,6 +56,7 @@ type Telemetry struct {
 	meter    metric.Meter
 	inst     *instruments
 	registry *prometheus.Registry
+	calls    calls // model calls made, not yet traced (see Resolver)
 }
 
 // New sets telemetry up from the OTEL_* environment:
@@ -107,7 +109,10 @@ func New(ctx context.Context, o Options) (*Telemetry, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithIDGenerator(ids{}))
+		// Calls to providers and MCP servers carry the session's trace
+		// context as a W3C traceparent (see Resolver).
+		otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 		t.tracer = t.tp.Tracer(meterName)
 	}
 

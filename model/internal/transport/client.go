@@ -140,9 +140,13 @@ func (e *readError) Unwrap() error { return e.err }
 // Do POSTs body (JSON) for modelName, retrying as the policy allows, and
 // hands the first 2xx reply to handle. Each attempt takes its bytes from
 // body and lets go of them once they are written (see Body).
+//
+// A span in ctx hears of the call (see trace.go).
 func (c *Client) Do(ctx context.Context, modelName string, body *Body, stream model.StreamFunc, handle Handler) (*model.Response, error) {
+	c.reportServer(ctx)
 	resp, err := c.do(ctx, modelName, body, stream, handle)
 	if err != nil {
+		reportFailure(ctx, err)
 		// Providers quote the key they refused: no error leaves with it.
 		err = redact(err, c.secrets)
 	}
@@ -276,6 +280,7 @@ func (c *Client) attempt(ctx context.Context, call Call, end time.Time, body *Bo
 		return c.failed(ctx, actx, call, err, false)
 	}
 	defer resp.Body.Close()
+	reportStatus(ctx, resp.StatusCode)
 	tb.rc = resp.Body
 	mediaType := parseMediaType(resp.Header.Get("Content-Type"))
 
@@ -331,6 +336,7 @@ func (c *Client) newRequest(ctx context.Context, call Call, st *attemptState, bo
 	} else {
 		req.Header["Accept"] = acceptJSON
 	}
+	propagate(ctx, req.Header)
 	return req, nil
 }
 
