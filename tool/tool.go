@@ -24,6 +24,9 @@ type Tool interface {
 type Result struct {
 	Output  string `json:"output"`
 	IsError bool   `json:"is_error,omitempty"`
+	// Images are pictures the tool returned (an MCP server's screenshot);
+	// Output describes them in words as well, for models without vision.
+	Images []model.Image `json:"images,omitempty"`
 }
 
 // Idempotent is implemented by tools that are safe to run twice with the same

@@ -11,6 +11,9 @@
 // default; after that it stays down. The call that was running when the
 // server stopped is not repeated (it may have had effects). The tool list is
 // read once, at Connect; later changes on the server are not followed.
+// A call of a tool the server marks read-only or idempotent that fails
+// because the connection was lost is sent once more on a fresh connection
+// (while reconnects are left); any other call is never repeated.
 // Close shuts the server down, killing a stdio server's process group if it
 // does not exit by itself.
 package mcp
@@ -67,10 +70,19 @@ type ServerConfig struct {
 	// are kept regardless, to explain why a server stopped.
 	Stderr io.Writer
 
-	// URL is a streamable HTTP endpoint; Headers are sent with every
-	// request (values may refer to the environment as ${NAME}).
+	// URL is a streamable HTTP endpoint (or an SSE endpoint, see
+	// Transport); Headers are sent with every request (values may refer
+	// to the environment as ${NAME}).
 	URL     string
 	Headers map[string]string
+	// Transport is how URL is spoken: TransportStreamable, TransportSSE
+	// (the 2024-11-05 HTTP+SSE transport), or empty: streamable HTTP,
+	// falling back to SSE when the server answers the first POST with a
+	// 4xx status, as the MCP specification's compatibility rules say.
+	Transport string
+	// BearerTokenEnv names an environment variable holding a token sent
+	// as "Authorization: Bearer <token>", read at every (re)connect.
+	BearerTokenEnv string
 	// HTTPClient replaces http.DefaultClient's transport for URL servers.
 	HTTPClient *http.Client
 
@@ -106,6 +118,10 @@ type ServerConfig struct {
 	// MaxOutputBytes caps the text of one result; the middle of a longer
 	// one is cut (default 64 KiB).
 	MaxOutputBytes int
+	// MaxImageBytes caps one image passed on to the model; a larger one
+	// is only described in the text (default 5 MiB). Negative passes no
+	// images at all.
+	MaxImageBytes int
 	// Logger receives the SDK's diagnostics (default: discarded).
 	Logger *slog.Logger
 }
@@ -115,6 +131,13 @@ const (
 	DefaultConnectTimeout  = 30 * time.Second
 	DefaultShutdownTimeout = 2 * time.Second
 	DefaultMaxOutputBytes  = 64 << 10
+	DefaultMaxImageBytes   = 5 << 20
+)
+
+// Transports of a URL server (ServerConfig.Transport).
+const (
+	TransportStreamable = "streamable"
+	TransportSSE        = "sse"
 )
 
 // InheritedEnv lists the variables a stdio server inherits from this
@@ -147,6 +170,10 @@ type Server struct {
 	down       string // why the server is down, when conn is nil
 	reconnects int    // automatic reconnects left
 	closed     bool
+	// spoken is the transport a URL server last answered on, so a
+	// reconnect does not try streamable HTTP again on an SSE server. Only
+	// dial touches it, at Connect or under mu.
+	spoken string
 }
 
 // Connect starts (or reaches) the server, initialises an MCP session and
@@ -163,6 +190,9 @@ func Connect(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	if cfg.MaxOutputBytes <= 0 {
 		cfg.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if cfg.MaxImageBytes == 0 {
+		cfg.MaxImageBytes = DefaultMaxImageBytes
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -214,6 +244,19 @@ func (cfg *ServerConfig) validate() error {
 		u, err := url.Parse(cfg.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("MCP server %q: url %q is not an http:// or https:// URL", cfg.Name, cfg.URL)
+		}
+	}
+	switch cfg.Transport {
+	case "", TransportStreamable, TransportSSE:
+	default:
+		return fmt.Errorf("MCP server %q: transport %q: use %s or %s (or leave it empty to try streamable HTTP, then SSE)", cfg.Name, cfg.Transport, TransportStreamable, TransportSSE)
+	}
+	if (cfg.Transport != "" || cfg.BearerTokenEnv != "") && cfg.URL == "" {
+		return fmt.Errorf("MCP server %q: transport and bearer_token_env are for servers reached by url", cfg.Name)
+	}
+	for k := range cfg.Headers {
+		if cfg.BearerTokenEnv != "" && strings.EqualFold(k, "Authorization") {
+			return fmt.Errorf("MCP server %q: set either an Authorization header or bearer_token_env, not both", cfg.Name)
 		}
 	}
 	for name, e := range cfg.ToolEffects {
@@ -320,12 +363,7 @@ func (s *Server) dial(ctx context.Context) (*conn, error) {
 		c.cmd, c.stderr = cmd, tail
 		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: s.cfg.ShutdownTimeout}
 	default:
-		client, err := s.httpClient()
-		if err != nil {
-			return nil, err
-		}
-		c.url = s.cfg.URL
-		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, DisableStandaloneSSE: true}
+		return s.dialURL(ctx, c)
 	}
 	sess, err := s.client.Connect(ctx, transport, nil)
 	if err != nil {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -405,12 +406,12 @@ func TestFormatResult(t *testing.T) {
 		{"texts joined", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a"}, &sdk.TextContent{Text: "b"}}}, tool.Result{Output: "a\nb"}},
 		{"blob resource", &sdk.CallToolResult{Content: []sdk.Content{&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "x:y", MIMEType: "application/pdf", Blob: make([]byte, 3<<20/2)}}}}, tool.Result{Output: "[resource: x:y, application/pdf, 1.5 MB]"}},
 	} {
-		if got := formatResult(tc.res, 1000); got != tc.want {
+		if got := formatResult(tc.res, 1000, -1); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
 	long := strings.Repeat("a", 100) + strings.Repeat("z", 100)
-	got := formatResult(&sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: long}}}, 40).Output
+	got := formatResult(&sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: long}}}, 40, -1).Output
 	if !strings.HasPrefix(got, strings.Repeat("a", 30)+"\n[... 160 B cut") || !strings.HasSuffix(got, strings.Repeat("z", 10)) {
 		t.Errorf("truncated = %q", got)
 	}

@@ -7,17 +7,24 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/tool"
 )
 
 // formatResult turns an MCP result into text for the model: text content
 // joined by newlines, other content summarised in brackets, structured
-// content as JSON when there is nothing else.
-func formatResult(res *sdk.CallToolResult, max int) tool.Result {
+// content as JSON when there is nothing else. Images of at most maxImage
+// bytes are also passed on as images (their bracketed summary stays in
+// the text for models that cannot see them); maxImage < 0 passes none.
+func formatResult(res *sdk.CallToolResult, max, maxImage int) tool.Result {
 	var parts []string
+	var images []model.Image
 	for _, c := range res.Content {
 		if p := formatContent(c); p != "" {
 			parts = append(parts, p)
+		}
+		if img, ok := c.(*sdk.ImageContent); ok && maxImage >= 0 && len(img.Data) > 0 && len(img.Data) <= maxImage && strings.HasPrefix(img.MIMEType, "image/") {
+			images = append(images, model.Image{MIMEType: img.MIMEType, Data: img.Data})
 		}
 	}
 	if len(parts) == 0 && res.StructuredContent != nil {
@@ -29,7 +36,7 @@ func formatResult(res *sdk.CallToolResult, max int) tool.Result {
 	if out == "" && res.IsError {
 		out = "the tool reported an error without a message"
 	}
-	return tool.Result{Output: truncate(out, max), IsError: res.IsError}
+	return tool.Result{Output: truncate(out, max), IsError: res.IsError, Images: images}
 }
 
 func formatContent(c sdk.Content) string {

@@ -52,49 +52,70 @@ func (t *Tool) RemoteName() string { return t.remote }
 // ServerName is the name of the server the tool belongs to.
 func (t *Tool) ServerName() string { return t.srv.cfg.Name }
 
-// Call calls the tool on its server. Text content is joined; images,
-// audio and resources are summarised; a result flagged isError, a server
-// that refuses the call and a server that is not running all come back as
-// error results. Only the end of ctx is returned as an error.
+// Call calls the tool on its server. Text content is joined; images are
+// passed on as images and described in the text; audio and resources are
+// summarised; a result flagged isError, a server that refuses the call and
+// a server that is not running all come back as error results. A call of
+// a read-only or idempotent tool whose connection is lost is sent once
+// more on a new connection. Only the end of ctx is returned as an error.
 func (t *Tool) Call(ctx context.Context, args json.RawMessage) (tool.Result, error) {
-	return t.srv.call(ctx, t.remote, args)
+	return t.srv.call(ctx, t.remote, args, t.idempotent)
 }
 
-func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
+// call sends the call; when repeatable (the tool says running it twice is
+// harmless) and the connection is lost during the call, it reconnects (if
+// reconnects are left) and sends it once more.
+func (s *Server) call(ctx context.Context, name string, args json.RawMessage, repeatable bool) (tool.Result, error) {
 	if s.cfg.Confine != nil {
 		if err := confined(args, s.cfg.Confine); err != nil {
 			return tool.Result{Output: fmt.Sprintf("MCP tool %q of server %q: %v; use a path inside the workspace", name, s.cfg.Name, err), IsError: true}, nil
 		}
 	}
-	c, err := s.live(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return tool.Result{}, ctx.Err()
-		}
-		return tool.Result{Output: err.Error(), IsError: true}, nil
-	}
 	if len(strings.TrimSpace(string(args))) == 0 || strings.TrimSpace(string(args)) == "null" {
 		args = json.RawMessage(`{}`)
 	}
+	for attempt := 0; ; attempt++ {
+		c, err := s.live(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return tool.Result{}, ctx.Err()
+			}
+			return tool.Result{Output: err.Error(), IsError: true}, nil
+		}
+		res, err, lost := s.callOn(ctx, c, name, args)
+		if lost == nil {
+			return res, err
+		}
+		down := s.lost(c, lost)
+		if !repeatable || attempt > 0 {
+			return tool.Result{Output: down.Error(), IsError: true}, nil
+		}
+	}
+}
+
+// callOn sends one call on c. lost is set, instead of a result, when the
+// connection failed during the call (the server may or may not have run
+// it).
+func (s *Server) callOn(ctx context.Context, c *conn, name string, args json.RawMessage) (res tool.Result, err, lost error) {
 	cctx, stop := s.bind(ctx)
 	defer stop()
-	res, err := c.sess.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	r, err := c.sess.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		if ctx.Err() != nil {
-			return tool.Result{}, fmt.Errorf("MCP server %q: tool %q: %w", s.cfg.Name, name, ctx.Err())
+			return tool.Result{}, fmt.Errorf("MCP server %q: tool %q: %w", s.cfg.Name, name, ctx.Err()), nil
 		}
 		if cause := context.Cause(cctx); cause != nil && errors.Is(cause, ErrClosed) {
-			return tool.Result{Output: fmt.Sprintf("MCP server %q was shut down while tool %q ran; its effects may be partial", s.cfg.Name, name), IsError: true}, nil
+			return tool.Result{Output: fmt.Sprintf("MCP server %q was shut down while tool %q ran; its effects may be partial", s.cfg.Name, name), IsError: true}, nil, nil
 		}
 		var rpc *jsonrpc.Error
 		if errors.As(err, &rpc) && !localCodes[rpc.Code] {
 			// The server answered: it refused the call (unknown tool,
 			// invalid arguments, internal error). It is still running.
-			return tool.Result{Output: fmt.Sprintf("MCP server %q refused the call to %q: %s", s.cfg.Name, name, rpc.Message), IsError: true}, nil
+			return tool.Result{Output: fmt.Sprintf("MCP server %q refused the call to %q: %s", s.cfg.Name, name, rpc.Message), IsError: true}, nil, nil
 		}
-		return tool.Result{Output: s.lost(c, err).Error(), IsError: true}, nil
+		return tool.Result{}, nil, err
 	}
-	return formatResult(res, s.cfg.MaxOutputBytes), nil
+	return formatResult(r, s.cfg.MaxOutputBytes, s.cfg.MaxImageBytes), nil, nil
 }
 
 // localCodes are the JSON-RPC error codes the SDK uses for failures on

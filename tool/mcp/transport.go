@@ -1,0 +1,163 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// dialURL reaches a URL server and initialises the MCP session. With no
+// transport configured it speaks streamable HTTP first and, when the
+// server answers that first POST with a 4xx status other than 401, 403
+// and 429 (a server from before streamable HTTP), opens the older HTTP+SSE
+// transport at the same URL instead, as the MCP specification's
+// backwards-compatibility section describes. The transport that worked is
+// used again on reconnects.
+func (s *Server) dialURL(ctx context.Context, c *conn) (*conn, error) {
+	client, err := s.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	rec := &statusRecorder{base: client.Transport}
+	if rec.base == nil {
+		rec.base = http.DefaultTransport
+	}
+	if env := s.cfg.BearerTokenEnv; env != "" {
+		tok := strings.TrimSpace(os.Getenv(env))
+		if tok == "" {
+			return nil, fmt.Errorf("MCP server %q: bearer_token_env: $%s is not set or empty; export the server's access token in it", s.cfg.Name, env)
+		}
+		rec.authorization = "Bearer " + tok
+	}
+	client.Transport = rec
+	c.url = s.cfg.URL
+
+	mode := s.cfg.Transport
+	if mode == "" {
+		mode = s.spoken
+	}
+	if mode != TransportSSE {
+		sess, err := s.client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, DisableStandaloneSSE: true}, nil)
+		if err == nil {
+			s.spoken = TransportStreamable
+			return c.attach(sess), nil
+		}
+		status := int(rec.firstPost.Load())
+		if mode != "" || ctx.Err() != nil || !oldServerStatus(status) {
+			return nil, s.urlError(err, status, "")
+		}
+		if l := s.cfg.Logger; l != nil {
+			l.Info("MCP server refused streamable HTTP; trying the HTTP+SSE transport", "server", s.cfg.Name, "status", status)
+		}
+		rec.firstPost.Store(0)
+		sess, err = s.client.Connect(ctx, s.sseTransport(client), nil)
+		if err != nil {
+			return nil, s.urlError(err, int(rec.firstPost.Load()), fmt.Sprintf(" (streamable HTTP was refused with HTTP %d, then SSE failed)", status))
+		}
+		s.spoken = TransportSSE
+		return c.attach(sess), nil
+	}
+	sess, err := s.client.Connect(ctx, s.sseTransport(client), nil)
+	if err != nil {
+		return nil, s.urlError(err, int(rec.firstPost.Load()), " (SSE transport)")
+	}
+	s.spoken = TransportSSE
+	return c.attach(sess), nil
+}
+
+// sseTransport is the SDK's SSE client transport, its stream opened under
+// a context that lives until the connection is closed (or the Server is),
+// not under the dial's: the stream carries every reply for the session.
+func (s *Server) sseTransport(client *http.Client) sdk.Transport {
+	return streamTransport{Transport: &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}, life: s.base}
+}
+
+type streamTransport struct {
+	sdk.Transport
+	life context.Context
+}
+
+// Connect opens the stream; ctx bounds only the opening.
+func (t streamTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	lctx, cancel := context.WithCancel(t.life)
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := t.Transport.Connect(lctx)
+	if !stop() {
+		err = ctx.Err() // the opening took too long or was given up
+		if conn != nil {
+			_ = conn.Close()
+		}
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return cancelOnClose{Connection: conn, cancel: cancel}, nil
+}
+
+// cancelOnClose ends the stream's context when the connection closes.
+type cancelOnClose struct {
+	sdk.Connection
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
+}
+
+// oldServerStatus reports whether an answer to the initialising POST
+// means "this server does not speak streamable HTTP" rather than a refusal
+// of the caller (credentials, rate limit) or a failure.
+func oldServerStatus(status int) bool {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
+		return false
+	}
+	return status >= 400 && status < 500
+}
+
+func (s *Server) urlError(err error, status int, note string) error {
+	hint := ""
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		hint = fmt.Sprintf("; the server refused the credentials (HTTP %d): give a token with bearer_token_env or an Authorization header", status)
+	}
+	return fmt.Errorf("MCP server %q: connecting to %s%s: %w%s", s.cfg.Name, s.cfg.URL, note, err, hint)
+}
+
+// attach makes sess the connection's session and closes done when it ends.
+func (c *conn) attach(sess *sdk.ClientSession) *conn {
+	c.sess = sess
+	go func() {
+		_ = sess.Wait()
+		close(c.done)
+	}()
+	return c
+}
+
+// statusRecorder adds the bearer token to every request and remembers the
+// status of the first POST answered, which tells an old SSE-only server
+// from a refusal.
+type statusRecorder struct {
+	base          http.RoundTripper
+	authorization string
+	firstPost     atomic.Int32
+}
+
+func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	if r.authorization != "" {
+		req = req.Clone(req.Context())
+		req.Header.Set("Authorization", r.authorization)
+	}
+	resp, err := r.base.RoundTrip(req)
+	if err == nil && req.Method == http.MethodPost {
+		r.firstPost.CompareAndSwap(0, int32(resp.StatusCode))
+	}
+	return resp, err
+}
