@@ -268,3 +268,44 @@ func (s *Store) Remove(sessionID string) error {
 	}
 	return os.RemoveAll(dir)
 }
+
+// Fork gives session to a shadow repository that starts at checkpoint id
+// of session from: it reads from's snapshots through git alternates
+// (nothing is copied), so every checkpoint id the forked log inherits
+// resolves in it, and its next snapshot follows id. from's repository
+// must outlive to's.
+func (s *Store) Fork(ctx context.Context, from, to, id string) error {
+	src, err := s.gitDir(from)
+	if err != nil {
+		return err
+	}
+	dst, err := s.gitDir(to)
+	if err != nil {
+		return err
+	}
+	if !idPattern.MatchString(id) {
+		return fmt.Errorf("checkpoint: %q is not a checkpoint id: %w", id, ErrNotFound)
+	}
+	if _, err := os.Stat(filepath.Join(src, "HEAD")); err != nil {
+		return fmt.Errorf("checkpoint: session %s has no checkpoints on this machine (%s): %w", from, s.Root, ErrNotFound)
+	}
+	if _, err := git(ctx, src, "", "", nil, "cat-file", "-e", id+"^{commit}"); err != nil {
+		return fmt.Errorf("checkpoint %s of session %s: %w", id, from, ErrNotFound)
+	}
+	if _, err := os.Stat(dst); err == nil {
+		return fmt.Errorf("checkpoint: session %s already has checkpoints (%s)", to, dst)
+	}
+	if err := s.open(ctx, dst); err != nil {
+		return err
+	}
+	alt := filepath.Join(dst, "objects", "info", "alternates")
+	if err := os.WriteFile(alt, []byte(filepath.Join(src, "objects")+"\n"), 0o600); err != nil {
+		os.RemoveAll(dst)
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if _, err := git(ctx, dst, "", "", nil, "update-ref", "HEAD", id); err != nil {
+		os.RemoveAll(dst)
+		return err
+	}
+	return nil
+}

@@ -186,3 +186,43 @@ func TestSaveIgnoresUserGitEnvironment(t *testing.T) {
 		t.Error("Save wrote the index named by the user's GIT_INDEX_FILE")
 	}
 }
+
+func TestForkReadsTheOriginalsSnapshots(t *testing.T) {
+	ctx := t.Context()
+	ws := t.TempDir()
+	write(t, ws, "a.txt", "one")
+	s := &Store{Root: t.TempDir()}
+	id, err := s.Save(ctx, "orig", ws, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Fork(ctx, "orig", "fork", id); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "ws")
+	if err := s.Export(ctx, "fork", id, out); err != nil {
+		t.Fatal(err)
+	}
+	write(t, out, "b.txt", "two")
+	id2, err := s.Save(ctx, "fork", out, "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fork of the fork still reads the first snapshot.
+	if err := s.Fork(ctx, "fork", "fork2", id2); err != nil {
+		t.Fatal(err)
+	}
+	out2 := filepath.Join(t.TempDir(), "ws")
+	if err := s.Export(ctx, "fork2", id, out2); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, out2); !equal(got, map[string]string{"a.txt": "one"}) {
+		t.Errorf("got %v", got)
+	}
+	if err := s.Fork(ctx, "orig", "fork", id); err == nil {
+		t.Error("a second fork into one session was accepted")
+	}
+	if err := s.Fork(ctx, "none", "x", id); !errors.Is(err, ErrNotFound) {
+		t.Errorf("fork of a session without checkpoints: %v", err)
+	}
+}
