@@ -52,6 +52,9 @@ type SessionStarted struct {
 	// its current one keeps failing with errors a retry cannot fix
 	// (model.switched).
 	FallbackModels []string `json:"fallback_models,omitempty"`
+	// AnswerSchema is the JSON Schema the final answer must match
+	// (answer.go); empty for a free-form answer.
+	AnswerSchema json.RawMessage `json:"answer_schema,omitempty"`
 
 	// ForkedFrom is set on a session whose log starts as a copy of
 	// another's up to the end of one of its iterations.
@@ -265,6 +268,9 @@ type SessionEnded struct {
 	Answer string     `json:"answer,omitempty"`
 	// Partial is true when the answer is a best-effort one after a limit.
 	Partial bool `json:"partial,omitempty"`
+	// AnswerJSON is a completed session's answer as the JSON value its
+	// answer schema accepted.
+	AnswerJSON json.RawMessage `json:"answer_json,omitempty"`
 }
 
 func (*SessionStarted) EventType() EventType    { return TypeSessionStarted }

@@ -486,7 +486,7 @@ func limitEnd(st *State, d Decision, reply *string) []Payload {
 // session fails when none do.
 func (p policy) verified(st *State, answer, outcome string) Step {
 	if outcome == "" || outcome == VerifyPass {
-		return Step{Events: sessionEnd(st, &SessionEnded{Status: StatusCompleted, Reason: ReasonCompleted, Answer: answer}, "")}
+		return Step{Events: sessionEnd(st, &SessionEnded{Status: StatusCompleted, Reason: ReasonCompleted, Answer: answer, AnswerJSON: answerJSON(st, answer)}, "")}
 	}
 	if st.CurrentIteration < st.MaxIterations {
 		return Step{Events: []Payload{&MessageAdded{Role: model.RoleUser, Content: verificationFeedback(st.Verification.Checks), Kind: KindVerification}}}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -193,6 +194,10 @@ type Task struct {
 	// FallbackModels are the models, in order, the session moves to when
 	// its model keeps failing with errors a retry cannot fix.
 	FallbackModels []string
+	// AnswerSchema, when set, is a JSON Schema the final answer must
+	// match: the model is told it, a wrong answer is corrected once, and
+	// the accepted answer is State.AnswerJSON.
+	AnswerSchema json.RawMessage
 }
 
 // ErrRunning is returned when resuming a session that is already running here.
@@ -248,6 +253,11 @@ func (r *Runner) create(ctx context.Context, task *Task, durable bool) (*Session
 	if task.Prompt == "" && len(task.Messages) == 0 {
 		return nil, errors.New("loop: the task is empty")
 	}
+	if len(task.AnswerSchema) > 0 {
+		if _, err := CompileAnswerSchema(task.AnswerSchema); err != nil {
+			return nil, fmt.Errorf("loop: %w", err)
+		}
+	}
 	id := task.ID
 	if id == "" {
 		id = r.cfg.NewID()
@@ -277,7 +287,7 @@ func (r *Runner) create(ctx context.Context, task *Task, durable bool) (*Session
 		Endpoint: task.Endpoint, Approval: task.Approval, Profile: task.Profile,
 		Tenant: task.Tenant, Protocol: task.Protocol, ModelOptions: task.ModelOptions,
 		Tools: task.Tools, Sandbox: task.Sandbox, Network: task.Network,
-		FallbackModels: task.FallbackModels,
+		FallbackModels: task.FallbackModels, AnswerSchema: task.AnswerSchema,
 	}
 	started.Marker = r.cfg.Marker // ends a session in any mode
 	// The spec resolves before anything is recorded: a session whose model

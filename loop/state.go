@@ -203,6 +203,7 @@ type State struct {
 	VerificationState
 	Progress
 	Settlement
+	AnswerState
 }
 
 // Fold builds a state from a whole log.
@@ -251,5 +252,6 @@ func (s *State) Apply(e Event) error {
 	s.MemoryState.apply(e)
 	s.ProtocolState.apply(e)
 	s.VerificationState.apply(e)
+	s.AnswerState.apply(e)
 	return nil
 }

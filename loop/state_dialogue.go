@@ -14,13 +14,13 @@ func (c *Dialogue) apply(e Event) {
 	switch d := e.Data.(type) {
 	case *SessionStarted:
 		if len(d.Messages) > 0 {
-			c.Conversation = seededConversation(d.SystemPrompt, d.Messages)
+			c.Conversation = withAnswerInstructions(seededConversation(d.SystemPrompt, d.Messages), d.AnswerSchema)
 			return
 		}
 		if d.SystemPrompt != "" {
 			c.Conversation = append(c.Conversation, model.Message{Role: model.RoleSystem, Content: d.SystemPrompt})
 		}
-		c.Conversation = append(c.Conversation, model.Message{Role: model.RoleUser, Content: d.Task})
+		c.Conversation = withAnswerInstructions(append(c.Conversation, model.Message{Role: model.RoleUser, Content: d.Task}), d.AnswerSchema)
 	case *ModelResponded:
 		c.Conversation = appendSteady(c.Conversation, model.Message{
 			Role: model.RoleAssistant, Content: d.Text, ToolCalls: d.ToolCalls, Reasoning: d.Reasoning,

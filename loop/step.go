@@ -384,6 +384,10 @@ func (s *Session) complete(ctx context.Context, answer string) error {
 // iterations remain, so it can fix what is wrong.
 func (s *Session) settle(ctx context.Context, answer string, gateDone bool) error {
 	st := s.state
+	if step, ok := s.policy().answerCheck(st, answer); !ok {
+		s.record(step.Events)
+		return nil
+	}
 	if !gateDone && s.env.Gate != nil {
 		if err := s.commitFor(ctx, effectCheck); err != nil {
 			return err
