@@ -48,6 +48,15 @@ type StartRequest struct {
 	// Notify is a URL the server POSTs signed notifications to when the
 	// session waits for a person, is paused, or ends.
 	Notify string `json:"notify,omitempty"`
+	// AnswerSchema is a JSON Schema (an object, at most 64 KiB, no
+	// references to other documents) the final answer must match: the
+	// model is told it, a wrong answer is corrected once, a second one
+	// ends the session failed (invalid_answer); the accepted answer is
+	// the session's answer_json.
+	AnswerSchema json.RawMessage `json:"answer_schema,omitempty"`
+	// MaxOutputTokens caps each model call's output (the request's max
+	// tokens); 0: the profile's or the provider's.
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
 }
 
 // Message is one message of a conversation a session starts from.

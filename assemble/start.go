@@ -176,7 +176,7 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 			}
 		}
 	}
-	if req.MaxIterations < 0 || req.BudgetTokens < 0 || req.BudgetUSD < 0 {
+	if req.MaxIterations < 0 || req.BudgetTokens < 0 || req.BudgetUSD < 0 || req.MaxOutputTokens < 0 {
 		return t, invalid("limits cannot be negative")
 	}
 	limits := loop.Limits{NoProgressAfter: 5, MaxToolCallsPerTurn: 10, ModelCallTimeout: 5 * time.Minute, Timeout: 30 * time.Minute}
@@ -198,6 +198,9 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 	if req.BudgetUSD > 0 {
 		limits.BudgetUSD = req.BudgetUSD
 	}
+	if req.MaxOutputTokens > 0 {
+		limits.MaxOutputTokens = req.MaxOutputTokens
+	}
 	if req.Timeout != "" {
 		if limits.Timeout, err = time.ParseDuration(req.Timeout); err != nil || limits.Timeout <= 0 {
 			return t, invalid("timeout %q: give a duration such as \"10m\"", req.Timeout)
@@ -216,6 +219,12 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 		}
 	}
 	t.Labels, t.Verify, t.Workspace, t.Tools = req.Labels, req.Verify, req.Workspace, req.Tools
+	if len(req.AnswerSchema) > 0 && string(req.AnswerSchema) != "null" {
+		if _, err := loop.CompileAnswerSchema(req.AnswerSchema); err != nil {
+			return t, invalid("%v", err)
+		}
+		t.AnswerSchema = req.AnswerSchema
+	}
 	if err := d.notify(&t, req); err != nil {
 		return t, err
 	}

@@ -139,6 +139,14 @@ profiles:
 			{5, 23, `profile p: limits.max_iterations must be at least 1 (leave it out for the default, 15)`},
 			{8, 23, `profile q: limits.max_iterations must be at least 1`},
 		}},
+		{"zero output tokens", `
+profiles:
+  p:
+    limits:
+      max_output_tokens: 0
+`, []want{
+			{5, 26, `profile p: limits.max_output_tokens must be at least 1 (leave it out for the provider's own cap)`},
+		}},
 		{"bad durations", `
 profiles:
   p:

@@ -109,6 +109,8 @@ type LimitSettings struct {
 	// the summary (PROVIDER/NAME or script:PATH; empty: the session's).
 	Condense      string
 	CondenseModel string
+	// MaxOutputTokens caps each model call's output.
+	MaxOutputTokens *int
 }
 
 // Apply returns base with every limit the profile sets replaced.
@@ -132,6 +134,7 @@ func (s LimitSettings) Apply(base loop.Limits) loop.Limits {
 		base.BudgetUSD = *s.BudgetUSD
 	}
 	set(&base.BudgetToolCalls, s.BudgetToolCalls)
+	set(&base.MaxOutputTokens, s.MaxOutputTokens)
 	set(&base.MaxToolCallsPerTurn, s.MaxToolCallsPerTurn)
 	set(&base.NoProgressAfter, s.NoProgress)
 	if s.OnStuck != "" {

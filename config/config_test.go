@@ -118,6 +118,7 @@ profiles:
       stuck_headless: true
       condense: model
       condense_model: ollama/qwen3:0.6b
+      max_output_tokens: 1500
     approvals:
       write: auto
       tools:
@@ -145,7 +146,7 @@ profiles:
 	got := p.Limits()
 	if got.WrapUp == nil || *got.WrapUp || got.MaxIterations != want.MaxIterations || got.Timeout != want.Timeout || got.ModelCallTimeout != want.ModelCallTimeout ||
 		got.ToolCallTimeout != 0 || got.BudgetTokens != 1000 || got.BudgetUSD != 0.5 || got.BudgetToolCalls != 7 || got.MaxToolCallsPerTurn != 3 || got.NoProgressAfter != 0 || got.OnStuck != "end" ||
-		!got.StuckHeadless || got.Condense != "model" || got.CondenseModel != "ollama/qwen3:0.6b" {
+		!got.StuckHeadless || got.Condense != "model" || got.CondenseModel != "ollama/qwen3:0.6b" || got.MaxOutputTokens != 1500 {
 		t.Errorf("Limits() = %+v", got)
 	}
 	// Settings lay over other defaults; what the profile sets wins, even 0.

@@ -22,9 +22,9 @@ var (
 	topKeys          = []string{"default_profile", "db", "prices", "profiles"}
 	profileKeys      = []string{"description", "system_prompt_file", "model", "fallback_models", "base_url", "api_key_env", "num_ctx", "stream_tools", "thinking", "tools", "limits", "approvals", "verify", "mcp_servers", "sandbox", "network", "sandbox_limits", "checkpoints"}
 	sandboxLimitKeys = []string{"cpu_seconds", "address_space_mb", "processes", "file_size_mb", "open_files"}
-	limitKeys        = []string{"max_iterations", "timeout", "model_timeout", "tool_timeout", "budget_tokens", "budget_usd", "budget_tool_calls", "max_tool_calls_per_turn", "no_progress", "on_stuck", "stuck_error_repeats", "stuck_repeats", "stuck_nudge", "stuck_headless", "wrap_up", "condense", "condense_model"}
+	limitKeys        = []string{"max_iterations", "timeout", "model_timeout", "tool_timeout", "budget_tokens", "budget_usd", "budget_tool_calls", "max_tool_calls_per_turn", "no_progress", "on_stuck", "stuck_error_repeats", "stuck_repeats", "stuck_nudge", "stuck_headless", "wrap_up", "condense", "condense_model", "max_output_tokens"}
 	approvalKeys     = []string{"read", "write", "execute", "tools"}
-	mcpKeys          = []string{"command", "args", "env", "cwd", "url", "headers", "tool_prefix", "tools", "effect", "tool_effects", "reconnects", "connect_timeout"}
+	mcpKeys          = []string{"command", "args", "env", "cwd", "url", "headers", "tool_prefix", "tools", "effect", "tool_effects", "reconnects", "connect_timeout", "transport", "bearer_token_env"}
 	policies         = []string{string(loop.PolicyAuto), string(loop.PolicyAsk), string(loop.PolicyDeny)}
 	effects          = []string{string(tool.EffectRead), string(tool.EffectWrite), string(tool.EffectExecute)}
 )
@@ -378,6 +378,14 @@ func (p *parser) limits(n *yaml.Node, l *LimitSettings, what string) {
 			}
 		case "budget_tool_calls":
 			l.BudgetToolCalls = intp()
+		case "max_output_tokens":
+			if i, ok := p.integer(v, field); ok {
+				if i < 1 {
+					p.at(v, "%s must be at least 1 (leave it out for the provider's own cap)", field)
+				} else {
+					l.MaxOutputTokens = &i
+				}
+			}
 		case "max_tool_calls_per_turn":
 			l.MaxToolCallsPerTurn = intp()
 		case "no_progress":
@@ -558,6 +566,19 @@ func (p *parser) mcpServer(key, n *yaml.Node, s *mcp.ServerConfig, what string) 
 		case "headers":
 			s.Headers = p.strMap(v, field)
 			httpOnly = append(httpOnly, kn)
+		case "transport":
+			if t, ok := p.str(v, field); ok {
+				s.Transport = p.oneOf(v, t, field, []string{mcp.TransportStreamable, mcp.TransportSSE})
+			}
+			httpOnly = append(httpOnly, kn)
+		case "bearer_token_env":
+			if e, ok := p.str(v, field); ok {
+				if !envName.MatchString(e) {
+					p.at(v, "%s: %q is not an environment variable name (give the name, not the token)", field, e)
+				}
+				s.BearerTokenEnv = e
+			}
+			httpOnly = append(httpOnly, kn)
 		case "tool_prefix":
 			if pre, ok := p.str(v, field); ok {
 				if !prefixChars.MatchString(pre) {
@@ -615,6 +636,13 @@ func (p *parser) mcpServer(key, n *yaml.Node, s *mcp.ServerConfig, what string) 
 	case s.Command != "":
 		for _, k := range httpOnly {
 			p.at(k, "%s: %s is for servers reached by url; this one has a command", what, k.Value)
+		}
+	}
+	if s.BearerTokenEnv != "" {
+		for k := range s.Headers {
+			if strings.EqualFold(k, "Authorization") {
+				p.at(key, "%s: set either an Authorization header or bearer_token_env, not both", what)
+			}
 		}
 	}
 	if reconnects != nil {
