@@ -458,7 +458,7 @@ func (s *Server) httpClient() (*http.Client, error) {
 	if len(headers) > 0 {
 		client.Transport = headerTransport{base: base, headers: headers}
 	}
-	return client, nil
+	return withTraceContext(client), nil
 }
 
 type headerTransport struct {
