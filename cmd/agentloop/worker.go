@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -32,6 +31,7 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	var sb sandboxFlags
 	sb.register(fs, "none") // as agentloop serve: every worker applies the same rules
 	maxSteps := fs.Int("max-concurrent-steps", 0, "most steps this worker runs at once (0: the SDK's default)")
+	logFlags := registerLogFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: agentloop worker --temporal HOST:PORT [flags]\n\nRuns agentloop sessions as Temporal workflows: each model call, the tool calls and the")
 		fmt.Fprintln(stderr, "bookkeeping between are activities (most run locally, beside the workflow); events live")
@@ -51,23 +51,32 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentloop worker: %v\n", err)
 		return exitUsage
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	logs, err := logFlags.open(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentloop worker: %v\n", err)
+		return exitUsage
+	}
+	// Under --log-format json, from here on every line is JSON (see serve).
+	log, stderr, info := logs.Logger, logs.errs, logs.info
 	st, err := assemble.OpenStore(*db)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
 	defer st.Close()
-	_, doneObserving, err := observe(st, false, stderr)
+	tel, doneObserving, err := observe(st, false, stderr)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
+	logs.tel.Store(tel)
 	defer doneObserving()
 	prices, err := assemble.Prices("")
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
 	resolver := &assemble.Resolver{Sandbox: sandboxing}
-	runner, err := loop.New(resolver.RunnerConfig(st, prices))
+	rc := resolver.RunnerConfig(st, prices)
+	rc.Resolve = tel.Resolver(rc.Resolve) // model calls join the session's trace
+	runner, err := loop.New(rc)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -81,11 +90,11 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	if err := w.Start(); err != nil {
 		return fail(stderr, "starting the worker: %v", err)
 	}
-	fmt.Fprintf(stderr, "agentloop worker: running sessions from task queue %s on %s (namespace %s, database %s)\n", *queue, *hostPort, *namespace, assemble.DescribeDB(*db))
+	fmt.Fprintf(info, "agentloop worker: running sessions from task queue %s on %s (namespace %s, database %s)\n", *queue, *hostPort, *namespace, assemble.DescribeDB(*db))
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig
-	fmt.Fprintln(stderr, "agentloop worker: stopping (steps under way finish first)")
+	fmt.Fprintln(info, "agentloop worker: stopping (steps under way finish first)")
 	w.Stop()
 	return 0
 }
