@@ -48,7 +48,7 @@ func appendPayload(b []byte, p Payload) ([]byte, bool) {
 		b, ok := appendPlainRaw(b, p.Input)
 		return append(b, '}'), ok
 	case *ToolFinished:
-		if p == nil || len(p.Modified) > 0 {
+		if p == nil || len(p.Modified) > 0 || len(p.Images) > 0 {
 			return b, false
 		}
 		b = appendCallHead(b, p.Iteration, p.CallID, p.Name)

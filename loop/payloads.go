@@ -144,6 +144,9 @@ type ToolFinished struct {
 	// exited non-zero did not fail: its exit code is its result
 	// (IsError tells the model it reports a failure).
 	Failed bool `json:"failed,omitempty"`
+	// Images are pictures the tool returned (an MCP server's screenshot),
+	// kept with the result so a replay shows the model the same.
+	Images []model.Image `json:"images,omitempty"`
 }
 
 // MessageKind says why a message was added to the conversation.

@@ -27,7 +27,7 @@ func (c *Dialogue) apply(e Event) {
 		}, 8)
 	case *ToolFinished:
 		c.Conversation = appendSteady(c.Conversation, model.Message{
-			Role: model.RoleTool, Content: d.Output, ToolCallID: d.CallID, ToolName: d.Name, IsError: d.IsError,
+			Role: model.RoleTool, Content: d.Output, ToolCallID: d.CallID, ToolName: d.Name, IsError: d.IsError, Images: d.Images,
 		}, 8)
 	case *MessageAdded:
 		c.Conversation = appendSteady(c.Conversation, model.Message{Role: d.Role, Content: d.Content}, 8)

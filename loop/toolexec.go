@@ -123,7 +123,7 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 	mu.Lock()
 	mods := modified
 	mu.Unlock()
-	s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: call.ID, Name: call.Name, Output: res.Output, IsError: res.IsError, Failed: failed, DurationMS: dur.Milliseconds(), Modified: mods})
+	s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: call.ID, Name: call.Name, Output: res.Output, IsError: res.IsError, Failed: failed, DurationMS: dur.Milliseconds(), Modified: mods, Images: res.Images})
 	if refused && tctx.Err() == nil {
 		return s.permissionDenied(ctx, call, res.Output)
 	}
