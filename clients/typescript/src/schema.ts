@@ -1052,6 +1052,11 @@ export interface components {
             refused?: boolean;
             unknown?: boolean;
             failed?: boolean;
+            /** @description Pictures the tool returned (an MCP server's screenshot), shown to the model with the result */
+            images?: {
+                mime_type: string;
+                data: string;
+            }[];
         };
         /** @description A tool.finished event. */
         ToolFinishedEvent: {
