@@ -790,6 +790,12 @@ export interface components {
             thinking?: string;
             /** @description A URL the server POSTs signed notifications to when the session waits for a person, is paused or ends (a server started with --webhook-secret-file or $AGENTLOOP_WEBHOOK_SECRET) */
             notify?: string;
+            /** @description A JSON Schema (at most 64 KiB, no $ref to other documents) the final answer must match: the model is told it, a wrong answer is corrected once, a second ends the session failed (invalid_answer); the accepted answer is the session's answer_json */
+            answer_schema?: {
+                [key: string]: unknown;
+            };
+            /** @description Most tokens one model reply may have (the request's max tokens); 0: the profile's, else the provider's own */
+            max_output_tokens?: number;
         };
         /** @description The answer to a start (api.Created). */
         Created: {
@@ -912,6 +918,10 @@ export interface components {
             network?: string;
             /** @description The session's fallback models, in order */
             fallback_models?: string[];
+            /** @description The JSON Schema the final answer must match */
+            answer_schema?: {
+                [key: string]: unknown;
+            };
         };
         /** @description A session.started event. */
         SessionStartedEvent: {
@@ -1078,7 +1088,7 @@ export interface components {
             role: "system" | "user" | "assistant" | "tool";
             content: string;
             /** @enum {string} */
-            kind: "user" | "nudge" | "limit_warning" | "correction" | "wrap_up" | "continue" | "verification";
+            kind: "user" | "nudge" | "limit_warning" | "correction" | "wrap_up" | "continue" | "verification" | "answer_correction";
             key?: string;
         };
         /** @description A message.added event. */
@@ -1304,6 +1314,8 @@ export interface components {
             detail?: string;
             answer?: string;
             partial?: boolean;
+            /** @description A completed session's answer as the JSON value its answer schema accepted */
+            answer_json?: unknown;
         };
         /** @description A session.ended event. */
         SessionEndedEvent: {
@@ -1517,6 +1529,14 @@ export interface components {
             detail?: string;
             answer?: string;
             partial?: boolean;
+            /** @description The JSON Schema the final answer must match, when the session asked for one */
+            answer_schema?: {
+                [key: string]: unknown;
+            };
+            /** @description The completed session's answer as the JSON value its answer schema accepted */
+            answer_json?: unknown;
+            /** @description How many times the model was told its answer did not match the answer schema */
+            answer_corrections?: number;
             /** @description What a waiting session asks */
             question?: string;
             seq: number;
