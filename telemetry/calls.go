@@ -29,9 +29,11 @@ import (
 // already chosen: the transport sends it as traceparent and reports on it
 // (server.address, the status, what failed), and when the call's event is
 // traced, its span takes that id and those attributes. Calls are handed
-// over in the order they were made, one queue per session; a call whose
-// event this process never traces (it stopped first) is dropped with the
-// session's queue when the session stops running here.
+// over in the order they were made, one queue per session (a call for a
+// conversation's summary, which has no span, is taken off at its
+// conversation.condensed); a call whose event this process never traces
+// (it stopped first) is dropped with the session's queue when the
+// session stops running here.
 
 // SessionTraceID is the trace id of every span of session id: the first 16
 // bytes of SHA-256 of "agentloop session " + id.

@@ -145,6 +145,10 @@ func (s *sessionTrace) span(tr trace.Tracer, calls *calls, e loop.Event) {
 			sp.SetStatus(codes.Error, toolErrorType(d))
 		}
 		sp.End(trace.WithTimestamp(e.Time))
+	case *loop.ConversationCondensed:
+		if d.Asked { // the summary's model call: no span of its own, its place in the queue goes
+			calls.pop(s.id)
+		}
 	case *loop.SessionEnded:
 		s.end(e.Time, d.Status, d.Reason)
 	case *loop.SessionPaused:
