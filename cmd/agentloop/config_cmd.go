@@ -16,20 +16,29 @@ import (
 // cmdConfig checks the config file: every mistake with its line.
 func cmdConfig(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "check" && args[0] != "path") {
-		fmt.Fprintln(stderr, "Usage: agentloop config check [FILE]   report every mistake in the config file, with its line\n       agentloop config path           print where the config file is read from\n\nThe format is documented in config/example.yaml.")
+		fmt.Fprintln(stderr, "Usage: agentloop config check [--json] [FILE]   report every mistake in the config file, with its line\n       agentloop config path [--json]           print where the config file is read from\n\nThe format is documented in config/example.yaml.")
 		if len(args) == 0 {
 			return exitUsage
 		}
 		return 0
 	}
-	if args[0] == "path" {
-		fmt.Fprintln(stdout, config.DefaultPath())
-		return 0
-	}
-	fset := flag.NewFlagSet("config check", flag.ContinueOnError)
+	fset := flag.NewFlagSet("config "+args[0], flag.ContinueOnError)
 	fset.SetOutput(stderr)
+	jsonOut := fset.Bool("json", false, `print the result as JSON: {"path", "exists", "problems": [{"file", "line", "column", "message"}]}`)
 	if code, ok := parseFlags(fset, args[1:]); !ok {
 		return code
+	}
+	if args[0] == "path" {
+		if fset.NArg() > 0 {
+			fmt.Fprintf(stderr, "agentloop config path: unexpected %q (usage: agentloop config path [--json])\n", fset.Arg(0))
+			return exitUsage
+		}
+		if *jsonOut {
+			_, err := os.Stat(config.DefaultPath())
+			return printJSON(stdout, configResult{Path: config.DefaultPath(), Exists: err == nil, Problems: []config.Problem{}})
+		}
+		fmt.Fprintln(stdout, config.DefaultPath())
+		return 0
 	}
 	path := config.DefaultPath()
 	if fset.NArg() > 0 {
@@ -38,12 +47,24 @@ func cmdConfig(args []string, stdout, stderr io.Writer) int {
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) && fset.NArg() == 0 {
 			// No config file is a valid setup: the built-in defaults apply.
+			if *jsonOut {
+				return printJSON(stdout, configResult{Path: path, Problems: []config.Problem{}})
+			}
 			fmt.Fprintf(stderr, "no config file at %s: the built-in defaults apply (every key is documented in config/example.yaml; --config or AGENTLOOP_CONFIG to use another file)\n", path)
 			return 0
 		}
 		return fail(stderr, "config file %s: %v", path, err)
 	}
 	problems := config.Check(path, builtinToolNames())
+	if *jsonOut {
+		if code := printJSON(stdout, configResult{Path: path, Exists: true, Problems: append([]config.Problem{}, problems...)}); code != 0 {
+			return code
+		}
+		if len(problems) > 0 {
+			return exitFailed
+		}
+		return 0
+	}
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p.String())
 	}
@@ -53,6 +74,14 @@ func cmdConfig(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%s: ok\n", path)
 	return 0
+}
+
+// configResult is config check's and config path's --json: the file,
+// whether it exists and its problems (config path checks none).
+type configResult struct {
+	Path     string           `json:"path"`
+	Exists   bool             `json:"exists"`
+	Problems []config.Problem `json:"problems"`
 }
 
 // builtinToolNames lists the tools a session can have.

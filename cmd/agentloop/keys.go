@@ -15,8 +15,8 @@ import (
 )
 
 const keysUsage = `Usage:
-  agentloop keys create --tenant NAME --role admin|operator|viewer [--name TEXT] [--db PATH]
-  agentloop keys list [--tenant NAME] [--db PATH]
+  agentloop keys create --tenant NAME --role admin|operator|viewer [--name TEXT] [--db PATH] [--json]
+  agentloop keys list [--tenant NAME] [--db PATH] [--json]
   agentloop keys revoke [--db PATH] KEY_ID
 
 create prints a new API key once; only its hash is stored. list shows the
@@ -50,6 +50,7 @@ func keysCreate(args []string, stdout, stderr io.Writer) int {
 	tenant := fs.String("tenant", "", "the tenant the key acts for")
 	role := fs.String("role", "operator", "viewer (reads), operator (starts and controls sessions) or admin")
 	name := fs.String("name", "", "what the key is for")
+	jsonOut := fs.Bool("json", false, "print the key (with its secret, shown once) as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -66,6 +67,9 @@ func keysCreate(args []string, stdout, stderr io.Writer) int {
 	if err := st.CreateKey(context.Background(), k); err != nil {
 		return fail(stderr, "%v", err)
 	}
+	if *jsonOut {
+		return printJSON(stdout, keyJSON{ID: k.ID, Tenant: k.Tenant, Role: k.Role, Name: k.Name, CreatedAt: k.CreatedAt, Secret: secret})
+	}
 	fmt.Fprintf(stderr, "key %s for tenant %s, role %s (shown once; keep it secret):\n", k.ID, k.Tenant, k.Role)
 	fmt.Fprintln(stdout, secret)
 	return 0
@@ -76,6 +80,7 @@ func keysList(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	db := dbFlag(fs)
 	tenant := fs.String("tenant", "", "only this tenant's keys")
+	jsonOut := fs.Bool("json", false, "print the keys as a JSON array (never their secrets or hashes)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -88,6 +93,13 @@ func keysList(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
+	if *jsonOut {
+		out := make([]keyJSON, 0, len(keys))
+		for _, k := range keys {
+			out = append(out, keyJSON{ID: k.ID, Tenant: k.Tenant, Role: k.Role, Name: k.Name, CreatedAt: k.CreatedAt})
+		}
+		return printJSON(stdout, out)
+	}
 	if len(keys) == 0 {
 		fmt.Fprintln(stderr, "no keys (make one with agentloop keys create --tenant NAME --role operator)")
 		return 0
@@ -99,6 +111,17 @@ func keysList(args []string, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	return 0
+}
+
+// keyJSON is a key as --json prints it: never its hash; the secret only
+// from keys create.
+type keyJSON struct {
+	ID        string    `json:"id"`
+	Tenant    string    `json:"tenant"`
+	Role      string    `json:"role"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+	Secret    string    `json:"secret,omitempty"`
 }
 
 func keysRevoke(args []string, stdout, stderr io.Writer) int {

@@ -20,6 +20,7 @@ func cmdPrompt(args []string, stdout, stderr io.Writer) int {
 	var o sessionFlags
 	o.register(fset)
 	count := fset.Bool("tokens", false, "print the token count (cl100k and o200k) instead of the prompt")
+	jsonOut := fset.Bool("json", false, `print {"prompt", "tools", "tokens": {"cl100k_base", "o200k_base"}} as JSON`)
 	if code, ok := parseFlags(fset, args); !ok {
 		return code
 	}
@@ -37,6 +38,13 @@ func cmdPrompt(args []string, stdout, stderr io.Writer) int {
 	text, tools, err := r.Prompt(context.Background(), spec)
 	if err != nil {
 		return fail(stderr, "%v", err)
+	}
+	if *jsonOut {
+		return printJSON(stdout, struct {
+			Prompt string         `json:"prompt"`
+			Tools  int            `json:"tools"`
+			Tokens map[string]int `json:"tokens"`
+		}{text, tools, map[string]int{"cl100k_base": tokens.Count(tokens.CL100K, text), "o200k_base": tokens.Count(tokens.O200K, text)}})
 	}
 	if *count {
 		fmt.Fprintf(stdout, "%d tokens (cl100k_base), %d tokens (o200k_base), %d tools\n",
