@@ -55,7 +55,7 @@ func runRemote(url string, o *sessionFlags, task string, messages []model.Messag
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	return followRemote(c, created.ID, 0, o.maxIterations, jsonOut, stdout, stderr)
+	return followRemote(c, created.ID, 0, o.maxIterations, jsonOut, o.quiet, stdout, stderr)
 }
 
 // stateOf reads a session's whole state from the server.
@@ -87,9 +87,11 @@ func absScript(path string) (string, error) {
 }
 
 // followRemote shows a remote session's events after seq after until it
-// stops, then its outcome. Ctrl-C asks the server to pause it.
-func followRemote(c *client.Client, id string, after int64, maxIter int, jsonOut bool, stdout, stderr io.Writer) int {
+// stops, then its outcome. Ctrl-C asks the server to pause it. quiet
+// (--quiet) shows no progress, as for a local run.
+func followRemote(c *client.Client, id string, after int64, maxIter int, jsonOut, quiet bool, stdout, stderr io.Writer) int {
 	progress := newProgress(stderr, isTerminal(os.Stderr), maxIter)
+	progress.quiet = quiet
 	ictx, stop := interruptContext(stderr)
 	defer stop()
 	go func() {
@@ -224,7 +226,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 			return fail(stderr, "%v", err)
 		}
 		fmt.Fprintf(stderr, "Follow-up of %s: session %s\n", rest[0], created.ID)
-		return followRemote(c, created.ID, 0, 0, *jsonOut, stdout, stderr)
+		return followRemote(c, created.ID, 0, 0, *jsonOut, false, stdout, stderr)
 	case "delete":
 		if err := c.Delete(ctx, rest[0]); err != nil {
 			return fail(stderr, "%v", err)
@@ -269,7 +271,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 	}
 	if loop.Status(res.Status) == loop.StatusRunning || st.Status == loop.StatusRunning {
 		// It runs on the server: follow it from where it was.
-		return followRemote(c, rest[0], before, 0, false, stdout, stderr)
+		return followRemote(c, rest[0], before, 0, false, false, stdout, stderr)
 	}
 	return report(st, nil, stdout, stderr, false)
 }
