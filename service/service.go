@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentloop/agentloop/checkpoint"
 	"github.com/agentloop/agentloop/feed"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
@@ -75,6 +76,9 @@ type Config struct {
 	// Engine, when set, drives the sessions (see Engine): this process
 	// records them and passes controls on, and runs none itself.
 	Engine Engine
+	// Checkpoints holds sessions' workspace snapshots, for Fork; nil:
+	// sessions cannot be forked here.
+	Checkpoints *checkpoint.Store
 }
 
 // Service is the control API over one store and one runner.

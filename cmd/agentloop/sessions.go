@@ -25,7 +25,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	subs := map[string]func([]string, io.Writer, io.Writer) int{
 		"list": sessionsList, "show": sessionsShow, "resume": sessionsResume, "terminate": sessionsTerminate, "pause": sessionsPause, "delete": sessionsDelete,
 		"reply": sessionsReply, "approvals": sessionsApprovals, "approve": sessionsApprove, "deny": sessionsDeny, "revoke": sessionsRevoke,
-		"recover": sessionsRecover, "follow-up": sessionsFollowUp,
+		"recover": sessionsRecover, "follow-up": sessionsFollowUp, "fork": sessionsFork,
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, `Usage: agentloop sessions <command> [flags]
@@ -43,6 +43,8 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
                                 --for-session: the same call runs unasked for the rest of the session)
   revoke ID HASH                a call allowed for the session asks again
   deny ID CALL HASH ["reason"]  deny a tool call; the model sees the reason
+  fork ID --at K                start a new session from ID's log up to the end of step K, in a new
+                                workspace holding that step's files (--model, --message TEXT, --dir NEWDIR)
   follow-up ID                  start a session that finishes what an ended one left: its plan's
                                 unfinished steps and failing checks, in the same workspace
   terminate ID ["reason"]       end a session: completed_by_user (→ completed), failed (→ failed),
