@@ -172,3 +172,51 @@ func TestConfigJSON(t *testing.T) {
 		t.Fatalf("config path --json: %d %+v", code, p)
 	}
 }
+
+// sessions approvals --json lists the waiting calls, locally and against
+// a server, with what approve needs; the listed call approves; nothing
+// waiting is [].
+func TestApprovalsJSON(t *testing.T) {
+	script := writeScript(t, `{"steps":[
+		{"tool_calls":[{"name":"write_file","arguments":{"path":"a.txt","content":"A"}}]},
+		{"text":"wrote a"}]}`)
+	type waiting struct {
+		SessionID string `json:"session_id"`
+		CallID    string `json:"call_id"`
+		Name      string
+		Input     json.RawMessage
+		ArgsHash  string `json:"args_hash"`
+	}
+	c := newCLI(t)
+	out, _, code := c.run("", "sessions", "approvals", "--json")
+	if code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("approvals --json with none waiting: %d %q", code, out)
+	}
+	ws := t.TempDir()
+	if _, errOut, code := c.run("", "run", "--model", "script:"+script, "--dir", ws, "write a"); code != exitPaused {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	id := sessionID(t, c)
+	var list []waiting
+	out, _, _ = c.run("", "sessions", "approvals", "--json")
+	decodeJSON(t, "sessions approvals", out, &list)
+	if len(list) != 1 || list[0].SessionID != id || list[0].Name != "write_file" || !strings.Contains(string(list[0].Input), `"a.txt"`) || list[0].ArgsHash == "" {
+		t.Fatalf("approvals --json: %+v", list)
+	}
+
+	// The same list from a server that reads the same database.
+	s := c.serve("--workspaces", t.TempDir())
+	remote := &cli{t: t, db: c.db, env: []string{"AGENTLOOP_SERVER=" + s.url}}
+	var fromServer []waiting
+	out, errOut, _ := remote.run("", "sessions", "approvals", "--json")
+	decodeJSON(t, "sessions approvals --server", out, &fromServer)
+	if len(fromServer) != 1 || fromServer[0].CallID != list[0].CallID || fromServer[0].ArgsHash != list[0].ArgsHash {
+		t.Fatalf("approvals --json against the server: %+v %s", fromServer, errOut)
+	}
+	if _, errOut, code := remote.run("", "sessions", "approve", id, list[0].CallID, list[0].ArgsHash); code != exitCompleted {
+		t.Fatalf("approving the listed call: %d %s", code, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "A" {
+		t.Fatalf("a.txt = %q", b)
+	}
+}

@@ -211,8 +211,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 			}
 			states = append(states, st)
 		}
-		printApprovals(states, "", stdout, stderr) // AGENTLOOP_SERVER or --server reaches it again
-		return 0
+		return printApprovals(states, "", *jsonOut, stdout, stderr) // AGENTLOOP_SERVER or --server reaches it again
 	case "revoke":
 		res, err = c.Revoke(ctx, rest[0], rest[1], strings.Join(rest[2:], " "))
 		if err != nil {

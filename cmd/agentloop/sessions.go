@@ -38,7 +38,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
   delete ID                     remove a session that no process runs, with its whole log
   reply ID "text"               answer a session waiting for you and resume it, or give
                                 a running one a message its model sees in its next step
-  approvals [ID]                list tool calls waiting for approval
+  approvals [--json] [ID]       list tool calls waiting for approval
   approve ID CALL HASH          approve a tool call (--args JSON to change its arguments;
                                 --for-session: the same call runs unasked for the rest of the session)
   revoke ID HASH                a call allowed for the session asks again
@@ -473,6 +473,7 @@ func sessionsApprovals(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sessions approvals", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := dbFlag(fs)
+	jsonOut := fs.Bool("json", false, "print the waiting calls as a JSON array")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -503,8 +504,7 @@ func sessionsApprovals(args []string, stdout, stderr io.Writer) int {
 	if *db != defaultDB() {
 		again = " --db " + shellQuote(*db)
 	}
-	printApprovals(states, again, stdout, stderr)
-	return 0
+	return printApprovals(states, again, *jsonOut, stdout, stderr)
 }
 
 func sessionsTerminate(args []string, stdout, stderr io.Writer) int {
@@ -621,7 +621,20 @@ func sessionsRecover(args []string, stdout, stderr io.Writer) int {
 
 // printApprovals lists the tool calls waiting for approval, with the
 // commands that decide them.
-func printApprovals(states []*loop.State, again string, stdout, stderr io.Writer) {
+func printApprovals(states []*loop.State, again string, jsonOut bool, stdout, stderr io.Writer) int {
+	if jsonOut {
+		type waiting struct {
+			SessionID string `json:"session_id"`
+			loop.PendingApproval
+		}
+		out := []waiting{}
+		for _, state := range states {
+			for _, p := range state.PendingApprovals {
+				out = append(out, waiting{state.ID, p})
+			}
+		}
+		return printJSON(stdout, out)
+	}
 	n := 0
 	for _, state := range states {
 		id := state.ID
@@ -634,4 +647,5 @@ func printApprovals(states []*loop.State, again string, stdout, stderr io.Writer
 	if n == 0 {
 		fmt.Fprintln(stderr, "no tool calls are waiting for approval")
 	}
+	return 0
 }
