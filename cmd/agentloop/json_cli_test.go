@@ -76,6 +76,9 @@ func TestVersionJSON(t *testing.T) {
 	if !strings.HasPrefix(line, "agentloop "+v.Version+" (") || !strings.Contains(line, v.Go) || (v.Revision != "" && !strings.Contains(line, v.Revision[:12])) {
 		t.Fatalf("version %q does not say what --json says: %+v", line, v)
 	}
+	if again, _, _ := c.run("", "--version", "--json"); again != out {
+		t.Fatalf("--version --json %q, version --json %q", again, out)
+	}
 	if _, errOut, code := c.run("", "version", "extra"); code != exitUsage || !strings.Contains(errOut, "usage") {
 		t.Fatalf("version extra: %d %s", code, errOut)
 	}

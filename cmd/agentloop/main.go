@@ -70,8 +70,8 @@ func mainArgs(args []string, stdout, stderr io.Writer) int {
 	if args[0] == "__complete" { // asked by the completion scripts
 		return cmdComplete(args[1:], stdout, stderr)
 	}
-	if args[0] == "--version" || args[0] == "-version" {
-		return cmdVersion(nil, stdout, stderr)
+	if args[0] == "--version" || args[0] == "-version" { // --version --json too
+		return cmdVersion(args[1:], stdout, stderr)
 	}
 	if args[0] == "help" && len(args) > 1 { // help run: run's own help
 		return mainArgs([]string{args[1], "-h"}, stdout, stderr)
