@@ -9,27 +9,27 @@ import (
 	"github.com/agentloop/agentloop/service"
 )
 
-// DemoStarter starts the demo session as caller and returns its ID. The
+// DemoStarter starts the demo session as caller and returns its ID
+// (Config.Demo; without one the demo routes say there is no demo). The
 // demo is fixed by the program that serves it (a scripted model of its
 // own in a new workspace): a request cannot name a model, a file or a
 // workspace for it.
 type DemoStarter func(ctx context.Context, caller service.Caller) (string, error)
 
-// SetDemo turns on POST /v1/demo, which starts start's demo session for
-// the caller of the request. Without it (the default) the demo routes say
-// there is no demo. Call it before the server serves requests.
-func (s *Server) SetDemo(start DemoStarter) { s.demo = start }
-
 // demoInfo says whether this server offers the demo, so the dashboard
 // shows its button only where it works.
 func (s *Server) demoInfo(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]bool{"enabled": s.demo != nil})
+	writeJSON(w, http.StatusOK, map[string]bool{"enabled": s.cfg.Demo != nil})
 }
+
+// SetDemo sets Config.Demo on a server already made; call it before the
+// server serves requests.
+func (s *Server) SetDemo(start DemoStarter) { s.cfg.Demo = start }
 
 // startDemo starts the demo session, with the same scope and quotas as
 // any other start.
 func (s *Server) startDemo(w http.ResponseWriter, r *http.Request) {
-	if s.demo == nil {
+	if s.cfg.Demo == nil {
 		problem(w, http.StatusNotFound, "this server has no demo: start it with agentloop serve --demo")
 		return
 	}
@@ -53,7 +53,7 @@ func (s *Server) startDemo(w http.ResponseWriter, r *http.Request) {
 		tooMany(w, why, wait)
 		return
 	}
-	id, err := s.demo(r.Context(), c)
+	id, err := s.cfg.Demo(r.Context(), c)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -36,15 +36,14 @@ func demoAPI(t *testing.T) *api {
 	t.Cleanup(func() { svc.Close() })
 	model := filepath.Join(dir, "demo.json")
 	os.WriteFile(model, []byte(`{"steps":[{"tool_calls":[{"name":"write_file","arguments":{"path":"demo.txt","content":"hi\n"}}]},{"text":"demo done"}]}`), 0o600)
-	h := server.New(server.Config{Service: svc, Keys: st, RequireKeys: true, Heartbeat: 50 * time.Millisecond})
-	h.SetDemo(func(ctx context.Context, c service.Caller) (string, error) {
+	h := server.New(server.Config{Service: svc, Keys: st, RequireKeys: true, Heartbeat: 50 * time.Millisecond, Demo: func(ctx context.Context, c service.Caller) (string, error) {
 		ws, err := os.MkdirTemp(dir, "demo-")
 		if err != nil {
 			return "", err
 		}
 		s, err := svc.Start(ctx, c, loop.Task{Prompt: "the demo", Model: "script:" + model, Workspace: ws, Approval: "auto"})
 		return s.ID, err
-	})
+	}})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	a := &api{t: t, url: srv.URL, st: st, dir: dir, keys: map[string]string{}}

@@ -80,6 +80,9 @@ type Config struct {
 	// Notifier, when set, sends notifications: it serves /v1/webhooks and
 	// lets start requests name a notify URL (webhooks.go).
 	Notifier *notify.Notifier
+	// Demo, when set, starts the demo session: it turns on POST /v1/demo
+	// (demo.go).
+	Demo DemoStarter
 }
 
 // Defaults are the settings of sessions started over HTTP, unless the
@@ -128,8 +131,6 @@ type Server struct {
 	enc    encodings
 	front  *frontDoor
 	live   liveKeys
-	// demo, when set, starts the demo session (demo.go).
-	demo DemoStarter
 }
 
 // New returns the API handler.

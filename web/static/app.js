@@ -180,7 +180,11 @@ function listView() {
   if (workspace) q.set("workspace", workspace);
   api("GET", "/v1/sessions?" + q).then(page => {
     for (const s of page.sessions.slice().reverse()) render(s);
-    if (!page.sessions.length) tbody.append(el("tr", { id: "empty" }, el("td", { colspan: 8, class: "muted" }, "No sessions yet: start one below.")));
+    if (!page.sessions.length) {
+      const td = el("td", { colspan: 8, class: "muted" }, "No sessions yet: start one below.");
+      tbody.append(el("tr", { id: "empty" }, td));
+      if (!status && !filtered) offerDemo(td);
+    }
   }).catch(e => tbody.append(el("tr", {}, el("td", { colspan: 8, class: "error" }, e.message))));
   // Live updates: a session already listed changes in place; new ones
   // appear unless a label or workspace filter is on (the stream does not
@@ -192,6 +196,25 @@ function listView() {
     render(data);
   }, ctl.signal);
   return { stop: () => ctl.abort() };
+}
+
+// offerDemo adds a "Run the demo" button to the empty session list of a
+// server started with --demo (GET /v1/demo says so); the button starts the
+// demo session and opens it. data-demo on the cell says what the server
+// answered: "offered" or "none".
+async function offerDemo(td) {
+  let on = false;
+  try { on = (await api("GET", "/v1/demo")).enabled; } catch (e) { /* no offer */ }
+  td.dataset.demo = on ? "offered" : "none";
+  if (!on) return;
+  const msg = el("span", { class: "error", role: "alert" });
+  const btn = el("button", { class: "primary", id: "run-demo", type: "button" }, "Run the demo");
+  btn.addEventListener("click", async () => {
+    btn.disabled = true;
+    try { location.hash = "#/s/" + (await api("POST", "/v1/demo")).id; }
+    catch (e) { msg.textContent = e.message; btn.disabled = false; }
+  });
+  td.append(" ", btn, " ", el("span", {}, "a scripted model plans, writes a file and runs it, step by step."), " ", msg);
 }
 
 async function startSession(ev) {
