@@ -53,7 +53,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&allowedOrigins, "allowed-origins", "another origin (scheme://host[:port]) whose pages may call the API from a browser; comma-separated or repeated (the dashboard's own origin needs nothing)")
 	publicURL := fs.String("public-url", "", "with --auth keys: the URL clients reach this server at; only its host (and loopback) is answered")
 	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM, how long running sessions get to pause at a safe point")
-	logFormat := fs.String("log-format", "text", "text or json")
+	logFlags := registerLogFlags(fs)
 	demo := fs.Bool("demo", false, "start a demo session (a scripted model in a throwaway workspace) and print where to watch it")
 	rateLimit := fs.Float64("rate-limit", 20, "requests a second each API key may make on average (0: no limit); over it, 429 with Retry-After")
 	rateBurst := fs.Int("rate-burst", 60, "requests an API key may make at once before --rate-limit applies")
@@ -83,14 +83,15 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
-	if *logFormat == "json" {
-		handler = slog.NewJSONHandler(stderr, nil)
-	} else if *logFormat != "text" {
-		fmt.Fprintln(stderr, "agentloop serve: --log-format is text or json")
+	logs, err := logFlags.open(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentloop serve: %v\n", err)
 		return exitUsage
 	}
-	log := slog.New(handler)
+	// From here on, under --log-format json, what is written to stderr is
+	// a JSON line: messages of failure at level ERROR, the others (info)
+	// at INFO.
+	log, stderr, info := logs.Logger, logs.errs, logs.info
 
 	loopback := isLoopback(*addr)
 	switch *authMode {
@@ -189,6 +190,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
+	logs.tel.Store(tel)
 	defer doneObserving() // after svc.Close: the sessions' last events are measured
 	var engine service.Engine
 	if *engineName == "temporal" {
@@ -204,13 +206,14 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	tracked := &server.Workspaces{}
 	resolver := &assemble.Resolver{Config: cfgFile, APIKey: *apiKey, BaseURL: *baseURL, OnWorkspace: tracked.Track, Sandbox: sandboxing}
 	rc := resolver.RunnerConfig(st, prices)
+	rc.Resolve = tel.Resolver(rc.Resolve) // model calls join the session's trace
 	rc.OnDelta = func(id string, d model.Delta) { deltas.Publish(feed.Delta{SessionID: id, Delta: d}) }
 	sessionsCtx, stopSessions := context.WithCancelCause(context.Background())
 	defer stopSessions(nil)
 	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx, LeaseTTL: *leaseTTL, Engine: engine, TakeOverControls: true,
 		OnFailed: func(id string, err error) {
 			if !errors.Is(err, context.Canceled) {
-				log.Error("session stopped: it is taken up again once the fault clears (within --lease-ttl)", "id", id, "err", err)
+				log.Error("session stopped: it is taken up again once the fault clears (within --lease-ttl)", "session_id", id, "err", err)
 			}
 		}})
 	if err != nil {
@@ -233,7 +236,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 			// The default under root's home cannot be reached by the
 			// sandbox user: a system service's state goes to /var/lib.
 			if err := makePassable(rootWorkspaces); err == nil && closedAbove(rootWorkspaces) == "" {
-				fmt.Fprintf(stderr, "agentloop serve: running as root, sandboxed commands run as uid %d, who cannot reach %s: workspaces are in %s\n", cmdUser.UID, *workspaces, rootWorkspaces)
+				fmt.Fprintf(info, "agentloop serve: running as root, sandboxed commands run as uid %d, who cannot reach %s: workspaces are in %s\n", cmdUser.UID, *workspaces, rootWorkspaces)
 				*workspaces = rootWorkspaces
 			}
 		}
@@ -290,7 +293,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	// stream's writes have their own deadline.
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return reqCtx }}
-	fmt.Fprintf(stderr, "agentloop serve: listening on http://%s (auth %s, database %s)\n", ln.Addr(), *authMode, assemble.DescribeDB(*db))
+	fmt.Fprintf(info, "agentloop serve: listening on http://%s (auth %s, database %s)\n", ln.Addr(), *authMode, assemble.DescribeDB(*db))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -310,13 +313,13 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	ready.Store(true)
-	fmt.Fprintf(stderr, "agentloop serve: the dashboard is at http://%s/\n", ln.Addr())
+	fmt.Fprintf(info, "agentloop serve: the dashboard is at http://%s/\n", ln.Addr())
 	if *demo {
 		id, err := startDemo(sessionsCtx, svc, service.Local("demo"), *workspaces, cmdUser.UID, cmdUser.GID)
 		if err != nil {
 			log.Error("demo", "err", err)
 		} else {
-			fmt.Fprintf(stderr, "agentloop serve: a demo session is running — watch it at http://%s/#/s/%s\n", ln.Addr(), id)
+			fmt.Fprintf(info, "agentloop serve: a demo session is running — watch it at http://%s/#/s/%s\n", ln.Addr(), id)
 		}
 	}
 
@@ -350,7 +353,7 @@ func recoverSessions(ctx context.Context, svc *service.Service, log *slog.Logger
 	admin := service.Local("server")
 	started, err := svc.Recover(ctx, admin)
 	for _, s := range started {
-		log.Info("recovered session", "id", s.ID)
+		log.Info("recovered session", "session_id", s.ID)
 	}
 	if err != nil {
 		log.Error("recovering sessions", "err", err)
@@ -365,10 +368,10 @@ func recoverSessions(ctx context.Context, svc *service.Service, log *slog.Logger
 			continue
 		}
 		if _, err := svc.Resume(ctx, admin, sum.ID, "resumed after the server restarted"); err != nil && !errors.Is(err, service.ErrConflict) {
-			log.Error("resuming session", "id", sum.ID, "err", err)
+			log.Error("resuming session", "session_id", sum.ID, "err", err)
 			continue
 		}
-		log.Info("resumed session", "id", sum.ID)
+		log.Info("resumed session", "session_id", sum.ID)
 	}
 }
 

@@ -105,6 +105,9 @@ func (f *logFlags) open(stderr io.Writer) (*logs, error) {
 	if *f.format == "json" {
 		l.errs = logWriter{l.Handler(), slog.LevelError}
 		l.info = logWriter{l.Handler(), slog.LevelInfo}
+		// What libraries write with the standard log package (net/http's
+		// server errors) and slog's default logger becomes JSON lines too.
+		slog.SetDefault(l.Logger)
 	}
 	return l, nil
 }
