@@ -19,7 +19,7 @@ const demoScript = `{"description": "agentloop serve --demo", "steps": [
  {"text": "Writing the program.", "tool_calls": [{"name": "write_file", "arguments": {"path": "hello.sh", "content": "#!/bin/sh\n# A hello-world program written by the agentloop demo.\necho \"hello from agentloop\"\necho \"today is $(date +%A)\"\n"}}], "delay": "1500ms"},
  {"tool_calls": [{"name": "update_plan", "arguments": {"action": "update_step", "step": 1, "status": "completed", "result": "hello.sh written"}}], "delay": "800ms"},
  {"text": "Running it.", "tool_calls": [{"name": "execute_command", "arguments": {"command": "sh hello.sh"}}], "delay": "1500ms"},
- {"tool_calls": [{"name": "update_plan", "arguments": {"action": "update_step", "step": 2, "status": "completed", "result": "it printed its greeting"}}], "delay": "800ms"},
+ {"text": "It printed \"hello from agentloop\" and the day (open the command above for its output).", "tool_calls": [{"name": "update_plan", "arguments": {"action": "update_step", "step": 2, "status": "completed", "result": "it printed its greeting"}}], "delay": "800ms"},
  {"tool_calls": [{"name": "update_plan", "arguments": {"action": "update_step", "step": 3, "status": "completed"}}], "delay": "800ms"},
  {"tool_calls": [{"name": "update_plan", "arguments": {"action": "complete"}}], "delay": "500ms"},
  {"text": "Done: hello.sh prints \"hello from agentloop\". This was a scripted demo model; start your own session with a real one from the form, or run the demo again from the empty session list.", "delay": "1s"}
@@ -51,7 +51,7 @@ func startDemo(ctx context.Context, svc *service.Service, caller service.Caller,
 	if err := os.WriteFile(script, []byte(demoScript), 0o600); err != nil {
 		return "", err
 	}
-	started, err := svc.Start(ctx, caller, loop.Task{Prompt: "Write a hello-world Go program and run it (a demo with a scripted model)",
+	started, err := svc.Start(ctx, caller, loop.Task{Prompt: "Write a hello-world program and run it (a demo with a scripted model)",
 		Model: "script:" + script, Workspace: dir, Approval: "auto", Limits: &loop.Limits{MaxIterations: 12}})
 	if err != nil {
 		return "", fmt.Errorf("starting the demo session: %w", err)
