@@ -22,10 +22,6 @@ func (s *Server) demoInfo(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]bool{"enabled": s.cfg.Demo != nil})
 }
 
-// SetDemo sets Config.Demo on a server already made; call it before the
-// server serves requests.
-func (s *Server) SetDemo(start DemoStarter) { s.cfg.Demo = start }
-
 // startDemo starts the demo session, with the same scope and quotas as
 // any other start.
 func (s *Server) startDemo(w http.ResponseWriter, r *http.Request) {

@@ -276,12 +276,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	} else if *webhook != "" {
 		return fail(stderr, "--webhook: the store %s keeps no webhooks; use SQLite or PostgreSQL", assemble.DescribeDB(*db))
 	}
+	if *demo {
+		cfg.Demo = demoStarter(svc, *workspaces, cmdUser.UID, cmdUser.GID)
+	}
 	api := server.New(cfg)
 	var ready atomic.Bool
 	api.SetReady(ready.Load)
-	if *demo {
-		api.SetDemo(demoStarter(svc, *workspaces, cmdUser.UID, cmdUser.GID))
-	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
