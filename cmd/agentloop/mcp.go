@@ -106,7 +106,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	defer st.Close()
-	_, doneObserving, err := observe(st, false, stderr)
+	tel, doneObserving, err := observe(st, false, stderr)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -115,7 +115,9 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	resolver := &assemble.Resolver{Config: cfgFile, APIKey: *apiKey, BaseURL: *baseURL, Sandbox: sandboxing}
 	sessionsCtx, stopSessions := context.WithCancelCause(context.Background())
 	defer stopSessions(nil)
-	svc, err := service.New(service.Config{Store: st, Runner: resolver.RunnerConfig(st, prices), Context: sessionsCtx, TakeOverControls: true,
+	rc := resolver.RunnerConfig(st, prices)
+	rc.Resolve = tel.Resolver(rc.Resolve) // model calls join the session's trace
+	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx, TakeOverControls: true,
 		OnFailed: func(id string, err error) {
 			if !errors.Is(err, context.Canceled) {
 				log.Error("session stopped: its events could not be saved", "id", id, "err", err)
