@@ -120,7 +120,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx, TakeOverControls: true,
 		OnFailed: func(id string, err error) {
 			if !errors.Is(err, context.Canceled) {
-				log.Error("session stopped: its events could not be saved", "id", id, "err", err)
+				log.Error("session stopped: its events could not be saved", "session_id", id, "err", err)
 			}
 		}})
 	if err != nil {
