@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -52,6 +53,10 @@ type sessionFlags struct {
 	labels        labelFlags
 	protocol      string
 	pricesFile    string // from the config file
+	// answerSchemaFile is --answer-schema; answerSchema its content.
+	answerSchemaFile string
+	answerSchema     json.RawMessage
+	maxOutputTokens  int
 	sandboxFlags
 }
 
@@ -82,6 +87,8 @@ func (o *sessionFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.budgetTokens, "budget-tokens", 0, "stop before the session would use more tokens than this (0: no limit)")
 	fs.Float64Var(&o.budgetUSD, "budget-usd", 0, "stop before the session would cost more than this many US dollars (0: no limit)")
 	fs.IntVar(&o.budgetTools, "budget-tool-calls", 0, "most tool calls in the session (0: no limit)")
+	fs.IntVar(&o.maxOutputTokens, "max-output-tokens", 0, "most tokens one model reply may have (the request's max tokens; default: the provider's own, 4096 under a budget)")
+	fs.StringVar(&o.answerSchemaFile, "answer-schema", "", "a JSON Schema file the final answer must match: the model is told it, a wrong answer is corrected once, a second one ends the session failed (invalid_answer); the answer is printed as JSON with --json (answer_json)")
 	fs.IntVar(&o.maxPerTurn, "max-tool-calls-per-turn", 10, "most tool calls one reply may run; the excess is refused")
 	fs.IntVar(&o.noProgress, "no-progress", 5, "stop after this many iterations without a workspace change (0: never; only when write tools are on)")
 	fs.BoolVar(&o.noWrapUp, "no-wrap-up", false, "when a limit stops the session, skip the final tool-less call for a best-effort answer")
@@ -109,7 +116,7 @@ func (o *sessionFlags) check() error {
 			o.maxIterations = n
 		}
 	}
-	if o.maxIterations < 0 || o.numCtx < 0 || o.contextWindow < 0 || o.budgetTokens < 0 || o.budgetUSD < 0 || o.budgetTools < 0 || o.maxPerTurn < 0 || o.noProgress < 0 {
+	if o.maxIterations < 0 || o.numCtx < 0 || o.contextWindow < 0 || o.budgetTokens < 0 || o.budgetUSD < 0 || o.budgetTools < 0 || o.maxPerTurn < 0 || o.noProgress < 0 || o.maxOutputTokens < 0 {
 		return fmt.Errorf("limits cannot be negative")
 	}
 	if math.IsNaN(o.budgetUSD) || math.IsInf(o.budgetUSD, 0) {
@@ -135,6 +142,16 @@ func (o *sessionFlags) check() error {
 	if o.onStuck != "pause" && o.onStuck != "end" {
 		return fmt.Errorf("--on-stuck %q: use pause or end", o.onStuck)
 	}
+	if o.answerSchemaFile != "" {
+		b, err := os.ReadFile(o.answerSchemaFile)
+		if err != nil {
+			return fmt.Errorf("--answer-schema: %v", err)
+		}
+		if _, err := loop.CompileAnswerSchema(b); err != nil {
+			return fmt.Errorf("--answer-schema %s: %v", o.answerSchemaFile, err)
+		}
+		o.answerSchema = b
+	}
 	return nil
 }
 
@@ -142,7 +159,7 @@ func (o *sessionFlags) limits(writeTools bool) loop.Limits {
 	l := loop.Limits{
 		MaxIterations: o.maxIterations, Timeout: o.timeout, ModelCallTimeout: o.modelTimeout, ToolCallTimeout: o.toolTimeout,
 		BudgetTokens: o.budgetTokens, BudgetUSD: o.budgetUSD, BudgetToolCalls: o.budgetTools, MaxToolCallsPerTurn: o.maxPerTurn,
-		OnStuck: o.onStuck, ContextTokens: o.contextWindow,
+		OnStuck: o.onStuck, ContextTokens: o.contextWindow, MaxOutputTokens: o.maxOutputTokens,
 	}
 	if writeTools {
 		l.NoProgressAfter = o.noProgress
@@ -220,6 +237,7 @@ func (o *sessionFlags) limitsWith(writeTools bool, prof *config.Profile) loop.Li
 		"no-progress":             func() { l.NoProgressAfter = flags.NoProgressAfter },
 		"on-stuck":                func() { l.OnStuck = flags.OnStuck },
 		"no-wrap-up":              func() { l.WrapUp = flags.WrapUp },
+		"max-output-tokens":       func() { l.MaxOutputTokens = flags.MaxOutputTokens },
 	}
 	for name, apply := range pick {
 		if o.set[name] {

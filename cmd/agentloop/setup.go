@@ -264,7 +264,8 @@ func (o *sessionFlags) spec(env *cliEnv, task string, messages []model.Message) 
 // sends it: what the command line says, the rest left to the server.
 func (o *sessionFlags) startRequest(task string, messages []model.Message) api.StartRequest {
 	req := api.StartRequest{Task: task, Messages: assemble.WireMessages(messages), MaxIterations: o.maxIterations, Verify: o.verify,
-		Profile: o.agent, Protocol: o.protocol, Thinking: o.thinking, Labels: o.labels, BudgetTokens: o.budgetTokens, BudgetUSD: o.budgetUSD}
+		Profile: o.agent, Protocol: o.protocol, Thinking: o.thinking, Labels: o.labels, BudgetTokens: o.budgetTokens, BudgetUSD: o.budgetUSD,
+		AnswerSchema: o.answerSchema, MaxOutputTokens: o.maxOutputTokens}
 	if len(messages) > 0 {
 		req.Task = "" // the task is the conversation's last message
 	}
