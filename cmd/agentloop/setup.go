@@ -176,7 +176,9 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	cfg.Marker, cfg.Mode = o.marker, o.loopMode()
 	cfg.OnDelta = env.progress.delta
 	env.caller = localCaller()
-	if env.svc, err = service.New(service.Config{Store: env.store, Runner: cfg, Feed: env.feed, Context: ctx}); err != nil {
+	cps := checkpointsFor(o.db)
+	cfg.Checkpoint = checkpointHook(cps, cfgFile)
+	if env.svc, err = service.New(service.Config{Store: env.store, Runner: cfg, Feed: env.feed, Context: ctx, Checkpoints: cps}); err != nil {
 		env.Close()
 		return nil, err
 	}
