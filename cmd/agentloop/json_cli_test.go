@@ -223,3 +223,50 @@ func TestApprovalsJSON(t *testing.T) {
 		t.Fatalf("a.txt = %q", b)
 	}
 }
+
+// The controls that carry a session on (approve, deny, reply, resume)
+// take --json: stdout is the state once it stops, as run --json prints
+// it, locally and against a server.
+func TestControlsJSON(t *testing.T) {
+	script := writeScript(t, `{"steps":[
+		{"tool_calls":[{"name":"write_file","arguments":{"path":"a.txt","content":"A"}}]},
+		{"tool_calls":[{"name":"write_file","arguments":{"path":"b.txt","content":"B"}}]},
+		{"text":"wrote both"}]}`)
+	c := newCLI(t)
+	if _, errOut, code := c.run("", "run", "--model", "script:"+script, "--dir", t.TempDir(), "write"); code != exitPaused {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	id := sessionID(t, c)
+	pending := func(c *cli) (string, string) {
+		var list []struct {
+			CallID   string `json:"call_id"`
+			ArgsHash string `json:"args_hash"`
+		}
+		out, _, _ := c.run("", "sessions", "approvals", "--json", id)
+		if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 1 {
+			t.Fatalf("waiting calls: %s", out)
+		}
+		return list[0].CallID, list[0].ArgsHash
+	}
+	type state struct {
+		ID       string
+		Status   string
+		ExitCode int `json:"exit_code"`
+	}
+	call, hash := pending(c)
+	out, errOut, code := c.run("", "sessions", "approve", "--json", id, call, hash)
+	var st state
+	if err := json.Unmarshal([]byte(out), &st); err != nil || code != exitPaused || st.ID != id || st.Status != "waiting" || st.ExitCode != exitPaused {
+		t.Fatalf("approve --json: %d %+v %v\n%.500s\n%s", code, st, err, out, errOut)
+	}
+
+	// The second call, approved through a server reading the same database.
+	s := c.serve("--workspaces", t.TempDir())
+	remote := &cli{t: t, db: c.db, env: []string{"AGENTLOOP_SERVER=" + s.url}}
+	call, hash = pending(remote)
+	out, errOut, code = remote.run("", "sessions", "approve", "--json", id, call, hash)
+	st = state{}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || code != exitCompleted || st.Status != "completed" || st.ExitCode != 0 {
+		t.Fatalf("approve --json against a server: %d %+v %v\n%.500s\n%s", code, st, err, out, errOut)
+	}
+}

@@ -270,7 +270,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 	}
 	if loop.Status(res.Status) == loop.StatusRunning || st.Status == loop.StatusRunning {
 		// It runs on the server: follow it from where it was.
-		return followRemote(c, rest[0], before, 0, false, false, stdout, stderr)
+		return followRemote(c, rest[0], before, 0, *jsonOut, false, stdout, stderr)
 	}
 	return report(st, nil, stdout, stderr, false)
 }

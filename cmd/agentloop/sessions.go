@@ -356,6 +356,7 @@ func continueSession(name string, args []string, nargs int, stdout, stderr io.Wr
 	fs.SetOutput(stderr)
 	var o sessionFlags
 	o.register(fs)
+	jsonOut := fs.Bool("json", false, "print the session's state as JSON on stdout once it stops (as run --json)")
 	if name == "approve" {
 		fs.String("args", "", "replace the call's arguments with this JSON")
 		fs.Bool("for-session", false, "allow this exact call (tool and arguments) for the rest of the session: it runs without asking until revoked")
@@ -388,13 +389,24 @@ func continueSession(name string, args []string, nargs int, stdout, stderr io.Wr
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	return afterControl(ctx, env, res, state.Seq, stdout, stderr)
+	return afterControl(ctx, env, res, state.Seq, *jsonOut, stdout, stderr)
 }
 
 // afterControl shows what a control did: it follows a session that now
 // runs here, reports one that stopped, and waits for a request another
-// process honours.
-func afterControl(ctx context.Context, env *cliEnv, res *service.Result, seq int64, stdout, stderr io.Writer) int {
+// process honours. With jsonOut, stdout gets the stopped session's state
+// (as run --json) or {"id", "outcome"}.
+func afterControl(ctx context.Context, env *cliEnv, res *service.Result, seq int64, jsonOut bool, stdout, stderr io.Writer) int {
+	outcome := func(id, outcome string) {
+		if jsonOut {
+			printJSON(stdout, struct {
+				ID      string `json:"id"`
+				Outcome string `json:"outcome"`
+			}{id, outcome})
+			return
+		}
+		fmt.Fprintf(stdout, "session %s: %s\n", id, outcome)
+	}
 	if res.Request != nil {
 		fmt.Fprintln(stderr, res.Outcome)
 		wctx, cancel := context.WithTimeout(ctx, controlWait)
@@ -407,7 +419,9 @@ func afterControl(ctx context.Context, env *cliEnv, res *service.Result, seq int
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
-		fmt.Fprintf(stdout, "session %s: %s\n", res.ID, ctl.Outcome)
+		if applied == nil || !jsonOut { // with jsonOut, the state that follows says it
+			outcome(res.ID, ctl.Outcome)
+		}
 		if applied != nil {
 			res = applied
 		} else {
@@ -418,12 +432,12 @@ func afterControl(ctx context.Context, env *cliEnv, res *service.Result, seq int
 		}
 	}
 	if res.Session != nil {
-		return follow(ctx, env, res.Session, seq, stdout, stderr, false)
+		return follow(ctx, env, res.Session, seq, stdout, stderr, jsonOut)
 	}
 	if res.State != nil {
-		return report(res.State, env, stdout, stderr, false)
+		return report(res.State, env, stdout, stderr, jsonOut)
 	}
-	fmt.Fprintf(stdout, "session %s: %s\n", res.ID, res.Outcome)
+	outcome(res.ID, res.Outcome)
 	return 0
 }
 
@@ -579,7 +593,7 @@ func recordOnly(name, usage string, args []string, stdout, stderr io.Writer,
 		fmt.Fprintf(stdout, "session %s ended %s (%s): %s\n", res.State.ID, res.State.Status, res.State.Reason, res.State.Detail)
 		return 0
 	}
-	return afterControl(ctx, env, res, 0, stdout, stderr)
+	return afterControl(ctx, env, res, 0, false, stdout, stderr)
 }
 
 // sessionsRecover resumes, one after another, every session whose process
