@@ -15,6 +15,7 @@ import (
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/telemetry"
 	"github.com/agentloop/agentloop/tool/workspace"
 )
 
@@ -164,7 +165,8 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	if env.store, err = assemble.OpenStore(o.db); err != nil {
 		return nil, err
 	}
-	if _, env.doneObserving, err = observe(env.store, false, stderr); err != nil {
+	var tel *telemetry.Telemetry
+	if tel, env.doneObserving, err = observe(env.store, false, stderr); err != nil {
 		env.Close()
 		return nil, err
 	}
@@ -173,6 +175,7 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	env.progress = newProgress(stderr, isTerminal(os.Stderr), o.maxIterations)
 	env.progress.quiet = o.quiet
 	cfg := env.resolver.RunnerConfig(env.store, prices)
+	cfg.Resolve = tel.Resolver(cfg.Resolve) // model calls join the session's trace
 	cfg.Marker, cfg.Mode = o.marker, o.loopMode()
 	cfg.OnDelta = env.progress.delta
 	env.caller = localCaller()

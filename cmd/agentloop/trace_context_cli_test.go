@@ -186,3 +186,28 @@ func TestFailedModelCallSaysWhatFailed(t *testing.T) {
 		})
 	}
 }
+
+// agentloop run's model calls join the session's trace as serve's do.
+func TestRunSendsTheSessionsTraceToTheProvider(t *testing.T) {
+	recv := otlptest.Start()
+	defer recv.Close()
+	prov := newProviderHearing(t, func(_ int, w http.ResponseWriter) {
+		sseReply(w, "gpt-test-2025-01-01", `{"role":"assistant","content":"Hello."}`, "stop")
+	})
+	c := newCLI(t)
+	c.env = append(c.env, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL)
+	_, errOut, code := c.run("", "run", "--model", "openai/gpt-test", "--base-url", prov.URL+"/v1", "--api-key", "k", "--dir", t.TempDir(), "say hello")
+	if code != exitCompleted {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	heard := prov.heard()
+	m := traceparent.FindStringSubmatch(heard[0])
+	if len(heard) != 1 || m == nil {
+		t.Fatalf("traceparents %q", heard)
+	}
+	for _, s := range recv.Spans() {
+		if s.TraceID != m[1] || s.Name == "chat gpt-test" && (s.SpanID != m[2] || s.Attrs["gen_ai.response.model"] != "gpt-test-2025-01-01") {
+			t.Fatalf("the provider heard %s; span %+v", heard[0], s)
+		}
+	}
+}
