@@ -288,6 +288,7 @@ function sessionView(id) {
     const side = el("div", {},
       iterationPanel((s.iterations || []).find(it => it.number === selected)),
       planCard(s.plan),
+      allowedCard(s),
       el("div", { class: "card", id: "usage" }, el("h2", {}, "Usage"), el("dl", { class: "kv" },
         el("dt", {}, "Model calls"), el("dd", {}, String(s.interaction_count)),
         el("dt", {}, "Tool calls"), el("dd", {}, String(s.tool_call_count)),
@@ -368,6 +369,7 @@ function sessionView(id) {
       el("textarea", { id: "approval-args" }, JSON.stringify(p.input, null, 2)),
       el("div", { class: "row" },
         el("button", { id: "btn-approve", class: "primary", onclick: () => decide(p, true) }, "Approve"),
+        el("button", { id: "btn-approve-session", title: "this exact call runs without asking for the rest of the session; revocable", onclick: () => decide(p, true, true) }, "Allow for this session"),
         el("button", { id: "btn-deny", onclick: () => decide(p, false) }, "Deny"))));
     return [header, ...approvals];
   }
@@ -453,14 +455,26 @@ function sessionView(id) {
     d.showModal();
   }
 
-  function decide(p, approve) {
+  function decide(p, approve, forSession) {
     const body = { approve, args_hash: p.args_hash };
+    if (forSession) body.for_session = true;
     if (approve) {
       const edited = $("#approval-args").value;
       try { if (JSON.stringify(JSON.parse(edited)) !== JSON.stringify(p.input)) body.arguments = JSON.parse(edited); }
       catch (e) { toast("The arguments are not valid JSON"); return; }
     }
-    api("POST", `/v1/sessions/${id}/approvals/${encodeURIComponent(p.call_id)}`, body).then(r => { toast(approve ? "Approved" : "Denied"); refresh(); }).catch(e => toast(e.message));
+    api("POST", `/v1/sessions/${id}/approvals/${encodeURIComponent(p.call_id)}`, body).then(r => { toast(forSession ? "Allowed for this session" : approve ? "Approved" : "Denied"); refresh(); }).catch(e => toast(e.message));
+  }
+
+  // The calls a person allowed for the rest of the session, each with a
+  // way to make it ask again.
+  function allowedCard(s) {
+    const allowed = Object.entries(s.allowed || {});
+    if (!allowed.length) return null;
+    return el("div", { class: "card", id: "allowed" }, el("h2", {}, "Allowed for this session"),
+      el("ul", {}, allowed.map(([hash, a]) => el("li", { "data-hash": hash }, `${a.name} ${cut(JSON.stringify(a.input), 120)} `,
+        el("button", { class: "link", "data-revoke": hash, onclick: () => api("DELETE", `/v1/sessions/${id}/allowances/${encodeURIComponent(hash)}`)
+          .then(r => { toast(r.outcome || "revoked"); refresh(); }).catch(e => toast(e.message)) }, "Revoke")))));
   }
 
   function announce(type, data) {
