@@ -289,6 +289,7 @@ function sessionView(id) {
       iterationPanel((s.iterations || []).find(it => it.number === selected)),
       planCard(s.plan),
       allowedCard(s),
+      condensedCard(s),
       el("div", { class: "card", id: "usage" }, el("h2", {}, "Usage"), el("dl", { class: "kv" },
         el("dt", {}, "Model calls"), el("dd", {}, String(s.interaction_count)),
         el("dt", {}, "Tool calls"), el("dd", {}, String(s.tool_call_count)),
@@ -464,6 +465,20 @@ function sessionView(id) {
       catch (e) { toast("The arguments are not valid JSON"); return; }
     }
     api("POST", `/v1/sessions/${id}/approvals/${encodeURIComponent(p.call_id)}`, body).then(r => { toast(forSession ? "Allowed for this session" : approve ? "Approved" : "Denied"); refresh(); }).catch(e => toast(e.message));
+  }
+
+  // Where and how the conversation was condensed to fit the model's
+  // context window: a model's summary, or the digest written without one.
+  function condensedCard(s) {
+    const cs = s.condensations || [];
+    if (!cs.length) return null;
+    return el("div", { class: "card", id: "condensed" }, el("h2", {}, "Condensed"),
+      el("ul", {}, cs.map(c => el("li", {}, `before step ${c.iteration}: ${c.tokens_before} → ${c.tokens_after} tokens`
+        + (c.stubbed ? " · old tool output cut" : "")
+        + (c.dropped ? ` · ${c.dropped} messages replaced by ${c.by === "model" ? "a summary written by " + shortModel(c.model || s.model) : "a digest (no model call)"}` : "")
+        + (c.usage && (c.usage.input_tokens || c.usage.output_tokens) ? ` · ${(c.usage.input_tokens || 0) + (c.usage.output_tokens || 0)} tokens` : "")
+        + (c.cost_usd ? " · " + fmtCost(c.cost_usd) : "")
+        + (c.summary_error ? ` · the summary failed (${c.summary_error}), so the digest was used` : "")))));
   }
 
   // The calls a person allowed for the rest of the session, each with a
