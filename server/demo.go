@@ -34,21 +34,11 @@ func (s *Server) startDemo(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusForbidden, "starting the demo needs the sessions:write scope (an operator or admin key)")
 		return
 	}
-	if s.cfg.Quotas.Running > 0 {
-		unlock, err := s.svc.LockTenant(r.Context(), c.Tenant)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		defer unlock()
-	}
-	if why, wait, err := s.overQuota(r, c); err != nil {
-		s.fail(w, r, err)
-		return
-	} else if why != "" {
-		tooMany(w, why, wait)
+	unlock, ok := s.roomToStart(w, r, c)
+	if !ok {
 		return
 	}
+	defer unlock()
 	id, err := s.cfg.Demo(r.Context(), c)
 	if err != nil {
 		s.fail(w, r, err)

@@ -122,6 +122,30 @@ func (s *Server) roomToRun(w http.ResponseWriter, r *http.Request, id string) (u
 	return unlock, true
 }
 
+// roomToStart holds the tenant's quota lock for a new session, so the
+// count of running sessions and this start are one step for every server
+// sharing the store, and refuses it (429) when a quota is used up.
+func (s *Server) roomToStart(w http.ResponseWriter, r *http.Request, c service.Caller) (unlock func(), ok bool) {
+	unlock = func() {}
+	if s.cfg.Quotas.Running > 0 {
+		var err error
+		if unlock, err = s.svc.LockTenant(r.Context(), c.Tenant); err != nil {
+			s.fail(w, r, err)
+			return nil, false
+		}
+	}
+	if why, wait, err := s.overQuota(r, c); err != nil || why != "" {
+		unlock()
+		if err != nil {
+			s.fail(w, r, err)
+		} else {
+			tooMany(w, why, wait)
+		}
+		return nil, false
+	}
+	return unlock, true
+}
+
 func tooMany(w http.ResponseWriter, why string, wait time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())))
 	problem(w, http.StatusTooManyRequests, why)

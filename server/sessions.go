@@ -90,23 +90,11 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request, req api.StartRequ
 			return
 		}
 	}
-	if s.cfg.Quotas.Running > 0 {
-		// The count of running sessions and this start are one step for
-		// every server sharing the store.
-		unlock, err := s.svc.LockTenant(r.Context(), c.Tenant)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		defer unlock()
-	}
-	if why, wait, err := s.overQuota(r, c); err != nil {
-		s.fail(w, r, err)
-		return
-	} else if why != "" {
-		tooMany(w, why, wait)
+	unlock, ok := s.roomToStart(w, r, c)
+	if !ok {
 		return
 	}
+	defer unlock()
 	if task.ID == "" {
 		task.ID = loop.RandomID()
 	}
