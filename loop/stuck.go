@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/agentloop/agentloop/internal/ownstack"
 )
 
 // Stuck patterns, as recorded in stuck.detected events. They are for the
@@ -145,11 +143,7 @@ func (p *Progress) watchForStuck(e Event, it *Iteration, l Limits) {
 			if len(p.recent) >= recentCap(l) {
 				p.recent = append(p.recent[:0], p.recent[1:]...)
 			}
-			// Canonical JSON and the masks recurse: reduced on a goroutine
-			// of its own, they leave the session's stack small (see
-			// package ownstack).
-			st, _ := ownstack.Run(func() (step, error) { return stepOf(it), nil })
-			p.recent = append(p.recent, st)
+			p.recent = append(p.recent, stepOf(it))
 		}
 	}
 }
@@ -165,26 +159,6 @@ func compactJSON(b json.RawMessage) []byte {
 		return b
 	}
 	return buf.Bytes()
-}
-
-// canonicalJSON is b with insignificant whitespace removed and object keys
-// sorted, so two calls the model wrote differently but that mean the same
-// compare equal; b itself when it is not valid JSON.
-func canonicalJSON(b json.RawMessage) []byte {
-	if len(b) == 0 || b[0] != '{' {
-		return compactJSON(b)
-	}
-	var v any
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	if d.Decode(&v) != nil {
-		return compactJSON(b)
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return compactJSON(b)
-	}
-	return out
 }
 
 // DetectStuck looks at the iterations since the person last wrote (since
