@@ -32,6 +32,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -116,6 +117,9 @@ type Result struct {
 	CPUNsPerIter  float64 `json:"cpu_ns_per_iter"`
 	AllocsPerIter float64 `json:"allocs_per_iter"`
 	BytesPerIter  float64 `json:"bytes_per_iter"`
+	// GoroutinesPerIter is how many goroutines the process started per
+	// iteration: each is a hand-off that may wake a thread.
+	GoroutinesPerIter float64 `json:"goroutines_per_iter"`
 
 	// conc mode
 	SessionsPerSec       float64 `json:"sessions_per_sec,omitempty"`
@@ -300,6 +304,7 @@ func sequential(ctx context.Context, rt *Runtime, o options, res *Result) error 
 	runtime.GC()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
+	g0 := goroutinesStarted()
 	cpu0 := cpuTime()
 	t0 := time.Now()
 	for range o.sessions {
@@ -326,7 +331,18 @@ func sequential(ctx context.Context, rt *Runtime, o options, res *Result) error 
 	res.CPUNsPerIter = float64(res.CPUNs) / iters
 	res.AllocsPerIter = float64(res.Mallocs) / iters
 	res.BytesPerIter = float64(res.Bytes) / iters
+	res.GoroutinesPerIter = float64(goroutinesStarted()-g0) / iters
 	return fails.into(res)
+}
+
+// goroutinesStarted is how many goroutines the process has started.
+func goroutinesStarted() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 func concurrent(ctx context.Context, rt *Runtime, o options, res *Result) error {

@@ -70,6 +70,7 @@ type seqRow struct {
 	AllocsRatio   stat   `json:"allocs_ratio"`
 	BytesPerIter  stat   `json:"bytes_per_iter"`
 	BytesRatio    stat   `json:"bytes_ratio"`
+	Goroutines    stat   `json:"goroutines_per_iter"`
 }
 
 // perRound returns, over the rounds where both ran, f of the contender and
@@ -105,6 +106,8 @@ func seqRows(cs []contender, rounds []map[string]*harness.Result) []seqRow {
 		row.AllocsPerIter, row.AllocsRatio = statOf(v), statOf(r)
 		v, r = perRound(rounds, c.Name, func(x *harness.Result) float64 { return x.BytesPerIter })
 		row.BytesPerIter, row.BytesRatio = statOf(v), statOf(r)
+		v, _ = perRound(rounds, c.Name, func(x *harness.Result) float64 { return x.GoroutinesPerIter })
+		row.Goroutines = statOf(v)
 		for _, rd := range rounds {
 			if x, ok := rd[c.Name]; ok {
 				row.Notes = x.Notes
@@ -411,11 +414,11 @@ func markdown(rep *report) string {
 	if len(rep.Sequential.Rows) > 0 {
 		p("## 1. Sequential (per model round trip, latency 0)\n\n")
 		p("Wall and CPU in µs per iteration (one model round trip plus the tool call it asked for); min / median / max over %d rounds. Ratios are to the baseline measured in the same round (median of the per-round ratios). CPU is the contender process's user+system time (getrusage), allocations from runtime.MemStats in the contender process; the fake server's own CPU is not counted.\n\n", s.Rounds)
-		p("| contender | wall µs/iter (min / med / max) | wall × base | CPU µs/iter | CPU × base | allocs/iter | allocs × base | bytes/iter | bytes × base |\n|---|---|---|---|---|---|---|---|---|\n")
+		p("| contender | wall µs/iter (min / med / max) | wall × base | CPU µs/iter | CPU × base | allocs/iter | allocs × base | bytes/iter | bytes × base | goroutines started/iter |\n|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, r := range rep.Sequential.Rows {
-			p("| %s | %s / %s / %s | %s | %s | %s | %.0f | %s | %.0f | %s |\n", r.Contender,
+			p("| %s | %s / %s / %s | %s | %s | %s | %.0f | %s | %.0f | %s | %.2f |\n", r.Contender,
 				us(r.NsPerIter.Min), us(r.NsPerIter.Median), us(r.NsPerIter.Max), x(r.WallRatio.Median),
-				us(r.CPUNsPerIter.Median), x(r.CPURatio.Median), r.AllocsPerIter.Median, x(r.AllocsRatio.Median), r.BytesPerIter.Median, x(r.BytesRatio.Median))
+				us(r.CPUNsPerIter.Median), x(r.CPURatio.Median), r.AllocsPerIter.Median, x(r.AllocsRatio.Median), r.BytesPerIter.Median, x(r.BytesRatio.Median), r.Goroutines.Median)
 		}
 		p("\n")
 	}
