@@ -287,6 +287,7 @@ function sessionView(id) {
     const [header, ...approvals] = top.nodes;
     const side = el("div", {},
       iterationPanel((s.iterations || []).find(it => it.number === selected)),
+      forkTreeCard(s, render), // forktree.js
       planCard(s.plan),
       allowedCard(s),
       condensedCard(s),
@@ -381,11 +382,12 @@ function sessionView(id) {
     const tools = (it.tool_calls || []).map(c => el("details", { class: "tool" + (c.status === "error" ? " err" : ""), "data-key": "tool-" + c.id },
       el("summary", {}, `${c.tool_name} ${cut(JSON.stringify(c.input), 120)} — ${c.status}${c.duration ? ", " + fmtDur(c.duration) : ""}`),
       el("pre", {}, cut(c.output, 20000))));
-    return el("div", { class: "iter" + (isCurrent ? " current" : "") + (it.number === selected ? " selected" : ""), "data-n": String(it.number) },
+    return el("div", { class: "iter" + (isCurrent ? " current" : "") + (it.number === selected ? " selected" : "") + (it.rewound ? " rewound" : ""), "data-n": String(it.number) },
       el("h3", {}, `Step ${it.number} · ${it.status}${it.duration ? " · " + fmtDur(it.duration) : ""} · ${(it.usage.input_tokens || 0) + (it.usage.output_tokens || 0)} tokens `,
         // A fallback model did this step: say which.
         it.model && state && it.model !== state.model ? el("span", { class: "switched", title: it.model }, "· fallback " + shortModel(it.model) + " ") : null,
-        el("button", { class: "link", "data-details": String(it.number), "aria-label": `Details of step ${it.number}`, "aria-pressed": String(it.number === selected), onclick: () => select(it.number === selected ? 0 : it.number) }, it.number === selected ? "Hide details" : "Details")),
+        el("button", { class: "link", "data-details": String(it.number), "aria-label": `Details of step ${it.number}`, "aria-pressed": String(it.number === selected), onclick: () => select(it.number === selected ? 0 : it.number) }, it.number === selected ? "Hide details" : "Details"),
+        forkStepActions(state, it, render)), // fork.js
       it.error ? el("p", { class: "error" }, it.error) : null, msgs, tools,
       isCurrent && live ? el("div", { class: "live", id: "live" }, live) : null);
   }
@@ -625,7 +627,7 @@ function route() {
   const h = location.hash || "#/";
   const m = h.match(/^#\/s\/([A-Za-z0-9_-]+)/);
   const ev = h.match(/^#\/evals(?:\/([A-Za-z0-9_.-]+))?/);
-  current = m ? sessionView(m[1]) : ev ? evalsView(ev[1]) : h.startsWith("#/admin") ? adminView() : listView();
+  current = m ? sessionView(m[1]) : ev ? evalsView(ev[1]) : h.startsWith("#/admin") ? adminView() : h.startsWith("#/compare") ? compareView() /* compare.js */ : listView();
 }
 
 window.addEventListener("hashchange", route);
