@@ -75,7 +75,7 @@ func (s *Session) checkpointAfter(p Payload) {
 func iterationChangedFiles(st *State, n int) bool {
 	for i := range st.Iterations {
 		it := &st.Iterations[i]
-		if it.N != n {
+		if it.N != n || it.Rewound {
 			continue
 		}
 		for _, c := range it.ToolCalls {

@@ -91,6 +91,7 @@ var payloads = map[EventType]payloadInfo{
 	TypeStepFinished:          {1, func() Payload { return new(StepFinished) }},
 	TypeVerificationFinished:  {1, func() Payload { return new(VerificationFinished) }},
 	TypeWorkspaceCheckpointed: {1, func() Payload { return new(WorkspaceCheckpointed) }},
+	TypeSessionRewound:        {1, func() Payload { return new(SessionRewound) }},
 }
 
 // NewEvent wraps a payload with its type and current version.

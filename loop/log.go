@@ -96,5 +96,8 @@ func (s *Summary) Apply(e Event) {
 		s.Status, s.Reason = StatusRunning, ""
 	case *SessionEnded:
 		s.Status, s.Reason = d.Status, d.Reason
+	case *SessionRewound:
+		// Tokens and cost stay: the set-aside steps' calls were spent.
+		s.Iteration, s.Status, s.Reason = d.ToIteration, StatusPaused, ReasonRewound
 	}
 }

@@ -25,6 +25,9 @@ type snapshot struct {
 	PendingAnswer string                     `json:"pending_answer,omitempty"`
 	AnswerSeq     int64                      `json:"answer_seq,omitempty"`
 	WrappedUp     bool                       `json:"wrapped_up,omitempty"`
+	// Points and Past are what a rewind restores from (rewind.go).
+	Points []restorePoint    `json:"points,omitempty"`
+	Past   [][]model.Message `json:"past,omitempty"`
 }
 
 // snapshotVersion is the snapshot format this build writes and reads.
@@ -49,7 +52,7 @@ type turnRecord struct {
 func (s *State) Snapshot() ([]byte, error) {
 	sn := snapshot{Version: snapshotVersion, State: s, Conversation: s.Conversation, Decisions: s.Decisions,
 		LimitWarnings: s.LimitWarnings, PendingAnswer: s.PendingAnswer, AnswerSeq: s.answerSeq, WrappedUp: s.WrappedUp,
-		CondensedRun: s.condensedInRow}
+		CondensedRun: s.condensedInRow, Points: s.points, Past: s.past}
 	for _, r := range s.recent {
 		sn.Recent = append(sn.Recent, stepRecord{r.action, r.observation, r.text, r.errorResult, r.failed, r.empty})
 	}
@@ -75,6 +78,7 @@ func RestoreState(b []byte) (*State, error) {
 	s.Conversation, s.Decisions, s.LimitWarnings = sn.Conversation, sn.Decisions, sn.LimitWarnings
 	s.PendingAnswer, s.answerSeq, s.WrappedUp = sn.PendingAnswer, sn.AnswerSeq, sn.WrappedUp
 	s.condensedInRow = sn.CondensedRun
+	s.points, s.past = sn.Points, sn.Past
 	for _, r := range sn.Recent {
 		s.recent = append(s.recent, step{r.Action, r.Observation, r.Text, r.ErrorResult, r.Failed, r.Empty})
 	}

@@ -142,6 +142,9 @@ type Iteration struct {
 	// Faults counts the model calls of this iteration that timed out or
 	// got an unreadable reply, since it started or a person resumed.
 	Faults int `json:"-"`
+	// Rewound: a rewind set this step aside; it is kept for audit and is
+	// no longer part of the session (rewind.go).
+	Rewound bool `json:"rewound,omitempty"`
 }
 
 // PendingApproval is a tool call waiting for a person's decision.
@@ -204,6 +207,7 @@ type State struct {
 	Progress
 	Settlement
 	AnswerState
+	Rewinds
 }
 
 // Fold builds a state from a whole log.
@@ -233,6 +237,14 @@ func (s *State) Apply(e Event) error {
 	if _, known := payloads[e.Data.EventType()]; !known {
 		return fmt.Errorf("session %s: event %d: %w %T", e.SessionID, e.Seq, ErrUnknownEvent, e.Data)
 	}
+	if d, ok := e.Data.(*SessionRewound); ok {
+		// A rewind restores the other parts from a restore point.
+		if err := s.rewind(e, d); err != nil {
+			return err
+		}
+		s.Seq = e.Seq
+		return nil
+	}
 	s.Seq = e.Seq
 	s.Settlement.apply(e)
 	s.Header.apply(e)
@@ -253,5 +265,6 @@ func (s *State) Apply(e Event) error {
 	s.ProtocolState.apply(e)
 	s.VerificationState.apply(e)
 	s.AnswerState.apply(e)
+	s.keepForRewind(e)
 	return nil
 }

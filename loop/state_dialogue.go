@@ -8,6 +8,10 @@ type Dialogue struct {
 	Conversation []model.Message `json:"-"`
 	// Condensations says where and how the conversation was condensed.
 	Condensations []Condensation `json:"condensations,omitempty"`
+	// past are the conversations before each condensation, in order,
+	// kept whole: a rewind to a step before a condensation goes back to
+	// one of them.
+	past [][]model.Message
 }
 
 func (c *Dialogue) apply(e Event) {
@@ -32,6 +36,7 @@ func (c *Dialogue) apply(e Event) {
 	case *MessageAdded:
 		c.Conversation = appendSteady(c.Conversation, model.Message{Role: d.Role, Content: d.Content}, 8)
 	case *ConversationCondensed:
+		c.past = append(c.past, c.Conversation)
 		c.Conversation = condensed(c.Conversation, d)
 		c.Condensations = append(c.Condensations, condensationOf(d))
 	}

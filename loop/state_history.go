@@ -93,11 +93,15 @@ func (h *History) apply(e Event) {
 	}
 }
 
+// current is the latest live iteration: steps a rewind set aside are
+// skipped, so what follows a rewind belongs to the step it went back to.
 func (h *History) current() *Iteration {
-	if len(h.Iterations) == 0 {
-		return nil
+	for i := len(h.Iterations) - 1; i >= 0; i-- {
+		if !h.Iterations[i].Rewound {
+			return &h.Iterations[i]
+		}
 	}
-	return &h.Iterations[len(h.Iterations)-1]
+	return nil
 }
 
 func (h *History) toolRecord(id string) *ToolCallRecord {
