@@ -81,7 +81,7 @@ function compareParts(c, sa, sb) {
     ["Duration", x => cmpSecs(x.duration), (x, y) => delta(secs(x.duration), secs(y.duration), v => cmpSecs(v + "s"))],
     ["Answer", x => x.answer ? el("div", { class: "answer cmp-answer" }, cut(x.answer, 1200)) : el("span", { class: "muted" }, "none")],
   ];
-  const totals = el("div", { class: "cmp-scroll" }, el("table", { id: "compare-totals", class: "cmp" },
+  const totals = el("div", { class: "cmp-scroll" }, el("table", { id: "compare-totals", class: "cmp cmp-totals" },
     el("thead", {}, el("tr", {}, el("th", {}, ""), head(A, B, "A"), head(B, A, "B"))),
     el("tbody", {}, rows.map(([name, cell, d]) => el("tr", { "data-row": name },
       el("th", { scope: "row" }, name), el("td", {}, cell(A)), el("td", {}, cell(B), d ? d(A, B) : null))))));
@@ -89,13 +89,14 @@ function compareParts(c, sa, sb) {
   // Steps: one row per step number; a side that has no such step is
   // empty. Steps both sessions share (before the fork) are marked so.
   const rwA = rewoundSteps(sa), rwB = rewoundSteps(sb);
-  const stepCell = (x, rewound, side) => {
+  const stepCell = (x, rewound, side, sideModel) => {
     if (!x) return el("td", { class: "cmp-none", "data-side": side }, "—");
     const calls = x.tool_calls || [];
     return el("td", { class: "cmp-step" + (rewound || x.rewound ? " rewound" : ""), "data-side": side },
-      el("div", { class: "row" }, el("span", { class: "cmp-status st-" + x.status }, x.status),
+      el("div", { class: "row" }, el("span", { class: "cmp-status cmp-" + x.status }, x.status),
         rewound || x.rewound ? el("span", { class: "rewound-tag" }, "rewound") : null,
-        x.model ? el("span", { class: "muted small", title: x.model }, shortModel(x.model)) : null),
+        // A step done by another model than the session's (a fallback).
+        x.model && x.model !== sideModel ? el("span", { class: "muted small", title: x.model }, shortModel(x.model)) : null),
       calls.length ? el("div", { class: "cmp-calls" }, calls.map(t => el("span", { class: "cmp-call" + (t.status === "error" ? " err" : ""), title: t.status }, t.tool_name))) : el("div", { class: "muted small" }, "no tool calls"),
       el("div", { class: "muted small cmp-nums" }, `${cmpNum((x.input_tokens || 0) + (x.output_tokens || 0))} tok · ${fmtCost(x.cost_usd)} · ${cmpSecs(x.duration)}`));
   };
@@ -103,8 +104,8 @@ function compareParts(c, sa, sb) {
   for (const s of c.steps || []) {
     stepRows.push(el("tr", { "data-step": String(s.number), class: shared && s.number <= shared ? "cmp-shared" : "" },
       el("th", { scope: "row" }, String(s.number), shared && s.number <= shared ? el("div", { class: "muted small" }, "shared") : null),
-      stepCell(s.a, rwA.has(s.number) && !(sa.iterations || []).some(it => it.number === s.number && !it.rewound), "a"),
-      stepCell(s.b, rwB.has(s.number) && !(sb.iterations || []).some(it => it.number === s.number && !it.rewound), "b")));
+      stepCell(s.a, rwA.has(s.number) && !(sa.iterations || []).some(it => it.number === s.number && !it.rewound), "a", A.model),
+      stepCell(s.b, rwB.has(s.number) && !(sb.iterations || []).some(it => it.number === s.number && !it.rewound), "b", B.model)));
     if (shared && s.number === shared) {
       stepRows.push(el("tr", { class: "cmp-forkpoint" }, el("td", { colspan: 3 }, `${bFromA ? "B" : "A"} was forked from ${bFromA ? "A" : "B"} here, after step ${shared}.`)));
     }
@@ -123,7 +124,7 @@ function compareParts(c, sa, sb) {
         el("span", { class: "chg chg-" + f.change }, f.change), " ", el("code", {}, f.path))))]
       : el("p", { id: "compare-files", class: "muted" }, "The two final workspaces hold the same files."),
     c.diff ? udiff(c.diff) : null,
-  ];
+  ].flat();
 }
 
 // udiff draws unified diff text line by line: added lines green, removed

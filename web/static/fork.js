@@ -114,7 +114,7 @@ async function forkRewindDialog(s, n) {
   const sayResume = () => {
     resumes.textContent = s.status === "paused" || message.value.trim()
       ? `The session resumes from the end of step ${n} at once${message.value.trim() ? ", with your message" : ""}.`
-      : `The session stays stopped at the end of step ${n}; give a message to resume it at once, or resume it later.`;
+      : `The session is left paused at the end of step ${n}: resume it when you like, or give a message to resume it at once.`;
   };
   message.addEventListener("input", sayResume);
   sayResume();
