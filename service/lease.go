@@ -167,6 +167,12 @@ func (s *Service) own(ctx context.Context, id string) error {
 	s.log.mu.Lock()
 	s.log.leases[id] = le
 	s.log.mu.Unlock()
+	// A rewind a crash cut short is settled before anything else is
+	// done with the session (rewind.go).
+	if err := s.finishRestore(ctx, id); err != nil {
+		s.disown(id)
+		return err
+	}
 	return nil
 }
 

@@ -191,6 +191,9 @@ func (s *Service) Recover(ctx context.Context, c Caller) ([]*Started, error) {
 	if s.cfg.Engine != nil {
 		return nil, nil // the engine keeps its sessions going
 	}
+	// Rewinds a crash cut short are settled first, whether or not their
+	// sessions run again; one that cannot be does not hold up the rest.
+	restoreErr := s.finishRestores(ctx)
 	list, err := s.List(ctx, c, store.Filter{Status: []loop.Status{loop.StatusRunning}})
 	if err != nil {
 		return nil, err
@@ -204,7 +207,7 @@ func (s *Service) Recover(ctx context.Context, c Caller) ([]*Started, error) {
 		}
 	}
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, restoreErr
 	}
 	leases, err := s.st.LeasesOf(ctx, ids...)
 	if err != nil {
@@ -240,7 +243,7 @@ func (s *Service) Recover(ctx context.Context, c Caller) ([]*Started, error) {
 		s.keepWhileRunning(sess)
 		out = append(out, &Started{ID: sum.ID, Session: sess})
 	}
-	return out, nil
+	return out, restoreErr
 }
 
 // Abandoned lists the sessions left running that no live process owns:
