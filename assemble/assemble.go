@@ -84,7 +84,7 @@ func (r *Resolver) Resolve(ctx context.Context, recorded *loop.SessionStarted, s
 	if st.CurrentModel != "" && st.CurrentModel != recorded.Model && spec.Model == recorded.Model {
 		spec = fallbackSpec(spec, st.CurrentModel) // a model.switched moved it on
 	}
-	m, err := r.openModel(&spec, prof, st.InteractionCount)
+	m, err := r.openModel(&spec, prof, scriptPlayed(st, recorded.Model, spec.Model))
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (r *Resolver) Resolve(ctx context.Context, recorded *loop.SessionStarted, s
 	env.Model = m
 	env.SwitchModel = func(name string) (model.Model, error) {
 		next := fallbackSpec(spec, name)
-		return r.openModel(&next, prof, st.InteractionCount)
+		return r.openModel(&next, prof, scriptPlayed(st, recorded.Model, name))
 	}
 	return env, nil
 }

@@ -32,6 +32,41 @@ func ModelSpec(spec string) (string, error) {
 	return spec, nil
 }
 
+// scriptPlayed is how many steps of the script spec names the session
+// has already played, which its scripted model skips. A session on the
+// model it was started with (recorded) has had every model call from it,
+// failed ones included: InteractionCount. A model the session moved to
+// later — a fallback, or the other model of a fork (model.switched) — has
+// played only the replies of the live steps it ran, so its script starts
+// at its first step and carries on from there when the session resumes.
+// Steps a rewind set aside are not counted, as InteractionCount is
+// restored by a rewind.
+func scriptPlayed(st *loop.State, recorded, spec string) int {
+	switched := false
+	for i := range st.Iterations {
+		if m := st.Iterations[i].Model; m != "" && m != recorded {
+			switched = true
+			break
+		}
+	}
+	if spec == recorded && !switched && (st.CurrentModel == "" || st.CurrentModel == recorded) {
+		return st.InteractionCount
+	}
+	played := 0
+	for i := range st.Iterations {
+		it := &st.Iterations[i]
+		if it.Rewound || it.Model != spec {
+			continue
+		}
+		for _, m := range it.Messages {
+			if m.Role == model.RoleAssistant && m.Kind == "" {
+				played++ // one model.responded
+			}
+		}
+	}
+	return played
+}
+
 // openModel opens the session's model. played is how many replies the
 // session already has: a scripted model skips them.
 func (r *Resolver) openModel(spec *loop.SessionStarted, prof *config.Profile, played int) (model.Model, error) {
