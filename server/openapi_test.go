@@ -469,6 +469,35 @@ func TestOpenAPIResponsesMatchTheSpec(t *testing.T) {
 	callHooks("GET /v1/webhooks/deliveries", "/v1/webhooks/deliveries?limit=10", hop, "", 200)
 	callHooks("GET /v1/webhooks/deliveries", "/v1/webhooks/deliveries?limit=0", hop, "", 400)
 
+	// Rewinds: this server keeps no checkpoints; one that does rewinds.
+	const opRewind = "POST /v1/sessions/{id}/rewind"
+	call(opRewind, "/v1/sessions/"+id+"/rewind", "", `{"at":1,"dry_run":true}`, 400)
+	call(opRewind, "/v1/sessions/nosuch/rewind", "", `{"at":1}`, 404)
+	rw := newRewindAPI(t, true)
+	callRewind := func(path, body string, want int) {
+		t.Helper()
+		code, out, h := rw.do("POST", path, "", body)
+		if code != want {
+			t.Errorf("POST %s: %d, want %d: %.300s", path, code, want, out)
+		}
+		s.check(opRewind, code, h, out)
+	}
+	wrote := rw.create("", fmt.Sprintf(`{"task":"write","model":"script:%s","workspace":%q}`,
+		writesScript(t, rw.dir, [2]string{"a.txt", "1"}, [2]string{"b.txt", "2"}), filepath.Join(rw.dir, "ws", "spec")))
+	rw.waitStatus("", wrote, "completed")
+	callRewind("/v1/sessions/"+wrote+"/rewind", `{"at":1,"dry_run":true}`, 200)
+	callRewind("/v1/sessions/"+wrote+"/rewind", `{"at":1}`, 200)
+	callRewind("/v1/sessions/"+wrote+"/rewind", `{"at":9}`, 400)
+	rw.do("POST", "/v1/sessions/"+wrote+"/resume", "", "")
+	rw.waitStatus("", wrote, "completed")
+	_, evs, _ := rw.do("GET", "/v1/sessions/"+wrote+"/events?limit=1000", "", "")
+	if types := eventTypes(t, evs); !types["session.rewound"] || !types["workspace.checkpointed"] {
+		t.Errorf("the rewound session's log lacks session.rewound or workspace.checkpointed: %v", types)
+	}
+	s.checkStream(rw, "/v1/sessions/"+wrote+"/events", "")
+	code, st, h := rw.do("GET", "/v1/sessions/"+wrote, "", "")
+	s.check(opGet, code, h, st)
+
 	// Problems every route can answer.
 	call(opGet, "/v1/sessions/nosuch", "", "", 404)
 	call(opGet, "/v1/sessions/no.such", "", "", 400)

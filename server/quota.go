@@ -90,6 +90,14 @@ func (s *Server) runningOf(r *http.Request, c service.Caller) (int, error) {
 // stopped session running again (resume, reply, a decision), and refuses
 // it (429) when the tenant already runs its limit.
 func (s *Server) roomToRun(w http.ResponseWriter, r *http.Request, id string) (unlock func(), ok bool) {
+	return s.roomToRunIf(w, r, id, func(st *loop.State) bool {
+		return st.Status != loop.StatusRunning && !st.Status.Finished()
+	})
+}
+
+// roomToRunIf is roomToRun for a request that sets the session running
+// when starts says so of its state.
+func (s *Server) roomToRunIf(w http.ResponseWriter, r *http.Request, id string, starts func(*loop.State) bool) (unlock func(), ok bool) {
 	q := s.cfg.Quotas.Running
 	if q <= 0 {
 		return func() {}, true
@@ -100,7 +108,7 @@ func (s *Server) roomToRun(w http.ResponseWriter, r *http.Request, id string) (u
 		s.fail(w, r, err)
 		return nil, false
 	}
-	if st.Status == loop.StatusRunning || st.Status.Finished() {
+	if !starts(st) {
 		return func() {}, true // nothing to start: the control itself says what it did
 	}
 	unlock, err = s.svc.LockTenant(r.Context(), c.Tenant)

@@ -202,6 +202,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/sessions/{id}/approvals/{call}", s.auth(s.decide))
 	m.HandleFunc("DELETE /v1/sessions/{id}/allowances/{hash}", s.auth(s.revokeAllowance))
 	m.HandleFunc("POST /v1/sessions/{id}/follow-up", s.auth(s.followUp))
+	m.HandleFunc("POST /v1/sessions/{id}/rewind", s.auth(s.rewind))
 	// AG-UI and the AI SDK's UI message stream: projections of the log (agui.go, uistream.go).
 	m.HandleFunc("POST /v1/agui", s.auth(s.aguiRun))
 	m.HandleFunc("GET /v1/sessions/{id}/agui", s.auth(s.aguiFollow))

@@ -53,6 +53,10 @@ func (s *Service) Rewind(ctx context.Context, c Caller, id string, req RewindReq
 	if err := c.need(ScopeControl); err != nil {
 		return nil, err
 	}
+	st, _, err := s.load(ctx, c, id)
+	if err != nil {
+		return nil, err
+	}
 	cs := s.cfg.Checkpoints
 	if cs == nil {
 		return nil, invalid("this process keeps no workspace checkpoints, so it cannot rewind sessions (start the server with checkpoints on)")
@@ -62,10 +66,6 @@ func (s *Service) Rewind(ctx context.Context, c Caller, id string, req RewindReq
 	}
 	if req.At < 1 {
 		return nil, invalid("rewind to step %d: steps are numbered from 1", req.At)
-	}
-	st, _, err := s.load(ctx, c, id)
-	if err != nil {
-		return nil, err
 	}
 	ck, err := rewindCheck(st, req.At)
 	if err != nil {

@@ -217,8 +217,13 @@ func TestRewindRefusals(t *testing.T) {
 	if _, err := svc.Rewind(ctx, service.Caller{Subject: "reader", Scopes: []service.Scope{service.ScopeRead}}, started.ID, service.RewindRequest{At: 1}); !errors.Is(err, service.ErrForbidden) {
 		t.Errorf("without the control scope: %v", err)
 	}
-	none := newService(t, memory.New(), slow(0, 0), "owner-2")
-	if _, err := none.Rewind(ctx, admin, started.ID, service.RewindRequest{At: 1}); !errors.Is(err, service.ErrInvalid) {
+	none := newService(t, memory.New(), slow(1, 0), "owner-2")
+	plain, err := none.Start(ctx, admin, loop.Task{Prompt: "x", Workspace: ws, Mode: loop.ModeSelfReasoning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, plain.Session)
+	if _, err := none.Rewind(ctx, admin, plain.ID, service.RewindRequest{At: 1}); !errors.Is(err, service.ErrInvalid) {
 		t.Errorf("a service without checkpoints: %v", err)
 	}
 

@@ -708,6 +708,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/rewind": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rewind a stopped session to the end of a step, files included
+         * @description The session (ended or paused, else 409) goes back to the end of step at: its workspace files as the last checkpoint at or before that step holds them, and its conversation, plan, memory and counters as they were then. The steps after it stay in the log, marked rewound in the state's iterations. A paused session, or one given a message, is resumed (resumed: true; the model reads the conversation of steps 1 to at, then the message); an ended one without a message waits, paused with reason rewound. With dry_run nothing changes: files says what the rewind would do to the workspace as it is now (added: the file comes back; deleted: it goes away). 400 when at is not a finished step of the session, the step has no checkpoint, or the server keeps no checkpoints. A rewind cut short by a crash is finished (or, when it was never recorded, dropped) before the session is next resumed or when the server starts.
+         */
+        post: operations["rewindSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1418,7 +1440,7 @@ export interface components {
             data: components["schemas"]["VerificationFinished"];
         };
         /** @description One event of a session's log (api.Event), one schema per type. A reader that does not know a type or a version must not guess at its data. */
-        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["IterationStartedEvent"] | components["schemas"]["ModelRespondedEvent"] | components["schemas"]["ModelFailedEvent"] | components["schemas"]["ModelSwitchedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolFinishedEvent"] | components["schemas"]["MessageAddedEvent"] | components["schemas"]["IterationEndedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalDecidedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["MemorySetEvent"] | components["schemas"]["StuckDetectedEvent"] | components["schemas"]["SessionPausedEvent"] | components["schemas"]["SessionWaitingEvent"] | components["schemas"]["SessionResumedEvent"] | components["schemas"]["WarningEvent"] | components["schemas"]["SessionEndedEvent"] | components["schemas"]["ConversationCondensedEvent"] | components["schemas"]["StepFinishedEvent"] | components["schemas"]["VerificationFinishedEvent"] | components["schemas"]["ApprovalRevokedEvent"];
+        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["IterationStartedEvent"] | components["schemas"]["ModelRespondedEvent"] | components["schemas"]["ModelFailedEvent"] | components["schemas"]["ModelSwitchedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolFinishedEvent"] | components["schemas"]["MessageAddedEvent"] | components["schemas"]["IterationEndedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalDecidedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["MemorySetEvent"] | components["schemas"]["StuckDetectedEvent"] | components["schemas"]["SessionPausedEvent"] | components["schemas"]["SessionWaitingEvent"] | components["schemas"]["SessionResumedEvent"] | components["schemas"]["WarningEvent"] | components["schemas"]["SessionEndedEvent"] | components["schemas"]["ConversationCondensedEvent"] | components["schemas"]["StepFinishedEvent"] | components["schemas"]["VerificationFinishedEvent"] | components["schemas"]["ApprovalRevokedEvent"] | components["schemas"]["WorkspaceCheckpointedEvent"] | components["schemas"]["SessionRewoundEvent"];
         /** @description A page of a session's log (api.EventsPage). */
         EventsPage: {
             events: components["schemas"]["Event"][];
@@ -1560,7 +1582,7 @@ export interface components {
                 input?: unknown;
                 args_hash: string;
             }[];
-            /** @description Each iteration's messages and tool calls */
+            /** @description Each iteration's messages and tool calls; a step a rewind set aside has rewound: true (kept for audit, no longer part of the conversation) */
             iterations?: {
                 [key: string]: unknown;
             }[] | null;
@@ -1580,6 +1602,19 @@ export interface components {
                 cost_usd?: number;
                 summary_error?: string;
             }[];
+            /** @description Every rewind, with the steps it set aside and what their model calls used (spent, no longer counted against the budgets) */
+            rewinds?: {
+                seq: number;
+                /** Format: date-time */
+                time: string;
+                to_iteration: number;
+                steps: number[];
+                checkpoint?: string;
+                usage: components["schemas"]["Usage"];
+                cost_usd?: number;
+            }[];
+            /** @description The workspace checkpoints of the session's live steps, in the order they were taken */
+            checkpoints?: components["schemas"]["WorkspaceCheckpointed"][];
         } & {
             [key: string]: unknown;
         };
@@ -1785,6 +1820,75 @@ export interface components {
         DemoInfo: {
             /** @description true on a server started with --demo: POST /v1/demo starts a demo session */
             enabled: boolean;
+        };
+        RewindRequest: {
+            /** @description The step whose end the session goes back to */
+            at: number;
+            /** @description A person's message the model reads after step at's conversation; the session is resumed with it */
+            message?: string;
+            /** @description Only say what the rewind would do; nothing changes */
+            dry_run?: boolean;
+        };
+        FileChange: {
+            /** @description Relative to the workspace, with forward slashes */
+            path: string;
+            /** @enum {string} */
+            change: "added" | "modified" | "deleted";
+        };
+        Rewound: {
+            session_id: string;
+            at: number;
+            /** @description What restoring step at's checkpoint does to the workspace as it is now */
+            files: components["schemas"]["FileChange"][];
+            /** @description The steps set aside, in the order they ran */
+            rewound_steps: number[];
+            /** @description The session runs again */
+            resumed: boolean;
+        };
+        /** @description The session was taken back to the end of step to_iteration: the steps after it are set aside (kept in the log), and it is paused with reason rewound unless a session.resumed follows in the same commit. */
+        SessionRewound: {
+            to_iteration: number;
+            /** @description The workspace checkpoint restored */
+            checkpoint?: string;
+            /** @description The step whose end that checkpoint holds (the last at or before to_iteration) */
+            checkpoint_iteration: number;
+            /** @description The person's message the rewind resumed with (the message.added that follows carries it to the model) */
+            message?: string;
+        };
+        /** @description The workspace as it was at the end of a step (0: as the session found it) is kept as checkpoint id. */
+        WorkspaceCheckpointed: {
+            iteration: number;
+            id: string;
+        };
+        /** @description A workspace.checkpointed event. */
+        WorkspaceCheckpointedEvent: {
+            session_id: string;
+            seq: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "workspace.checkpointed";
+            /** @description The version of the data's schema */
+            v: number;
+            /** Format: date-time */
+            time: string;
+            data: components["schemas"]["WorkspaceCheckpointed"];
+        };
+        /** @description A session.rewound event. */
+        SessionRewoundEvent: {
+            session_id: string;
+            seq: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "session.rewound";
+            /** @description The version of the data's schema */
+            v: number;
+            /** Format: date-time */
+            time: string;
+            data: components["schemas"]["SessionRewound"];
         };
     };
     responses: {
@@ -3160,6 +3264,41 @@ export interface operations {
             421: components["responses"]["Problem"];
             429: components["responses"]["Problem"];
             503: components["responses"]["Problem"];
+        };
+    };
+    rewindSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RewindRequest"];
+            };
+        };
+        responses: {
+            /** @description Rewound (or, with dry_run, what a rewind would do) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rewound"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            415: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
         };
     };
 }
