@@ -38,6 +38,9 @@ type Header struct {
 	// Question is what a waiting session asks.
 	Question string `json:"question,omitempty"`
 
+	// ForkedFrom names the session and step this one was forked from.
+	ForkedFrom *ForkedFrom `json:"forked_from,omitempty"`
+
 	// Seq is the sequence number of the last applied event.
 	Seq int64 `json:"seq"`
 }
@@ -49,6 +52,7 @@ func (h *Header) apply(e Event) {
 		h.Task, h.SystemPrompt, h.Model, h.Mode = d.Task, d.SystemPrompt, d.Model, d.Mode
 		h.Marker, h.Tools, h.Workspace, h.Labels, h.Limits = d.Marker, d.Tools, d.Workspace, d.Labels, d.Limits
 		h.Verify, h.Endpoint, h.Approval, h.Profile = d.Verify, d.Endpoint, d.Approval, d.Profile
+		h.ForkedFrom = d.ForkedFrom
 		h.MaxIterations = d.Limits.maxIterations()
 		h.CurrentModel, h.FallbackModels = d.Model, d.FallbackModels
 		h.Status = StatusRunning

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentloop/agentloop/checkpoint"
+	"github.com/agentloop/agentloop/internal/teststop"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/store"
@@ -27,23 +30,35 @@ type ForkRequest struct {
 	// Workspace is the fork's workspace directory, which must not exist;
 	// empty: beside the original's, named after the fork.
 	Workspace string
+	// Prepare, when set, runs on the fork's workspace once its files are
+	// written and before the fork is recorded (a server running as root
+	// gives it to the user sandboxed commands run as).
+	Prepare func(workspace string) error
 }
 
 // Fork starts a new session whose log is a copy of session id's up to
-// the end of step req.At (its session.started names forked_from) and
+// the end of live step req.At (its session.started names forked_from) and
 // whose workspace is a new directory holding the files of the last
 // checkpoint at or before that step; then it runs it here. The original
-// is not changed. The copy is appended in one commit under the new
-// session's lease, all or nothing; when the workspace cannot be written,
-// no session is created, and when the copy cannot be saved, the
-// workspace written for it is removed.
+// is not changed.
+//
+// All or nothing, a crash included: a note is written first (see
+// fork_note.go), then the new session's shadow repository and workspace,
+// then the copy is appended in one commit under the new session's lease —
+// the commit point — and the note removed. A fork that fails before the
+// commit removes its files at once; one a killed process left is removed
+// by the next recovery pass (Recover), so no workspace or checkpoint
+// directory is left without a session, and no session without its files.
 func (s *Service) Fork(ctx context.Context, c Caller, id string, req ForkRequest) (*Started, error) {
 	if err := c.need(ScopeWrite); err != nil {
 		return nil, err
 	}
 	if s.cfg.Checkpoints == nil {
-		return nil, invalid("this process keeps no workspace checkpoints, so it cannot fork sessions")
+		return nil, invalid("this process keeps no workspace checkpoints, so it cannot fork sessions (start it with checkpoints on)")
 	}
+	// Forks an earlier process left half made are settled first (a CLI
+	// runs no recovery pass of its own).
+	_ = s.finishForks(ctx)
 	events, err := s.st.Load(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFound("session %s not found (list them with agentloop sessions list)", id)
@@ -75,21 +90,37 @@ func (s *Service) Fork(ctx context.Context, c Caller, id string, req ForkRequest
 	}
 	copied := forkEvents(events[:upTo], newID, dir, c.Tenant, &loop.ForkedFrom{ID: id, Iteration: req.At}, req, s.cfg.Clock)
 
+	// From the note on, every way out either records the fork or removes
+	// its files and the note; a kill leaves the note to Recover.
+	if err := s.beginFork(forkNote{ID: newID, From: id, Workspace: dir, Owner: s.cfg.Owner, Time: s.cfg.Clock()}); err != nil {
+		return nil, err
+	}
+	undo := func() {
+		if s.removeForkFiles(forkNote{ID: newID, Workspace: dir}) == nil {
+			s.endFork(newID)
+		}
+	}
 	if err := s.cfg.Checkpoints.Fork(ctx, id, newID, ck.ID); err != nil {
+		undo()
 		return nil, forkCheckpointError(id, req.At, err)
 	}
 	if err := s.cfg.Checkpoints.Export(ctx, newID, ck.ID, dir); err != nil {
-		_ = s.cfg.Checkpoints.Remove(newID)
+		undo()
 		return nil, forkCheckpointError(id, req.At, err)
 	}
-	undo := func() {
-		_ = os.RemoveAll(dir)
-		_ = s.cfg.Checkpoints.Remove(newID)
+	if req.Prepare != nil {
+		if err := req.Prepare(dir); err != nil {
+			undo()
+			return nil, fmt.Errorf("fork of session %s: preparing its workspace %s: %w", id, dir, err)
+		}
 	}
+	teststop.At("fork-before-commit")
 	if s.cfg.Engine != nil {
 		started, err := s.startOnEngine(ctx, newID, func() error { return s.log.Append(ctx, copied...) })
-		if err != nil && started == nil {
+		if err != nil && started == nil && !s.recorded(ctx, newID) {
 			undo()
+		} else {
+			s.endFork(newID)
 		}
 		return started, err
 	}
@@ -102,9 +133,13 @@ func (s *Service) Fork(ctx context.Context, c Caller, id string, req ForkRequest
 	if err := s.log.Append(ctx, copied...); err != nil {
 		s.log.stopTaking(newID)
 		s.disown(newID)
-		undo()
+		if !s.recorded(ctx, newID) {
+			undo()
+		}
 		return nil, fmt.Errorf("fork of session %s: the new session was not saved: %w", id, err)
 	}
+	teststop.At("fork-after-commit")
+	s.endFork(newID)
 	sess, err := s.runner.Resume(s.sessionContext(), newID, "")
 	if err != nil {
 		// Recorded but not running here: it is resumable like any
@@ -116,6 +151,14 @@ func (s *Service) Fork(ctx context.Context, c Caller, id string, req ForkRequest
 	return &Started{ID: newID, Session: sess}, nil
 }
 
+// recorded reports whether session id is in the store, or may be (the
+// store cannot say now): its files are kept and its note too, for the
+// next recovery pass to settle.
+func (s *Service) recorded(ctx context.Context, id string) bool {
+	_, err := s.st.Load(context.WithoutCancel(ctx), id)
+	return !errors.Is(err, store.ErrNotFound)
+}
+
 func forkCheckpointError(id string, at int, err error) error {
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		return invalid("session %s: the workspace of step %d is not on this machine: %v", id, at, err)
@@ -124,42 +167,52 @@ func forkCheckpointError(id string, at int, err error) error {
 }
 
 // forkPoint returns how many of events a fork at step at copies — up to
-// iteration at's end and the checkpoint taken right after it — and the
-// last checkpoint among them.
+// live step at's end and the checkpoint taken right after it (steps a
+// rewind set aside are not live) — and the checkpoint the fork's
+// workspace is made from: the last live one at or before that step.
 func forkPoint(id string, events []loop.Event, at int) (int, *loop.WorkspaceCheckpointed, error) {
 	if at < 1 {
 		return 0, nil, invalid("fork at step %d: steps are numbered from 1", at)
 	}
-	end, last := -1, 0
-	for i, e := range events {
-		if d, ok := e.Data.(*loop.IterationEnded); ok {
-			last = d.N
-			if d.N == at {
-				end = i + 1
-				break
-			}
+	end, ok := loop.LiveStepEnd(events, at)
+	if !ok {
+		st, _ := loop.Fold(events)
+		steps := []int(nil)
+		if st != nil {
+			steps = st.RewindableSteps()
 		}
+		return 0, nil, invalid("session %s has no finished step %d to fork at (its finished steps: %s)", id, at, stepList(steps))
 	}
-	if end < 0 {
-		return 0, nil, invalid("session %s has no finished step %d (its last finished step is %d)", id, at, last)
+	st, err := loop.Fold(events[:end])
+	if err != nil {
+		return 0, nil, err
 	}
-	for end < len(events) {
-		if d, ok := events[end].Data.(*loop.WorkspaceCheckpointed); ok && d.Iteration == at {
-			end++
-			continue
-		}
-		break
-	}
-	var ck *loop.WorkspaceCheckpointed
-	for _, e := range events[:end] {
-		if d, ok := e.Data.(*loop.WorkspaceCheckpointed); ok {
-			ck = d
-		}
-	}
+	ck := st.CheckpointAt(at)
 	if ck == nil {
 		return 0, nil, invalid("session %s has no workspace checkpoint at or before step %d (it ran with checkpoints off, or before they existed): it cannot be forked there", id, at)
 	}
 	return end, ck, nil
+}
+
+// stepList says steps briefly: "none", "1-5" or "1-3, 5".
+func stepList(steps []int) string {
+	if len(steps) == 0 {
+		return "none"
+	}
+	var parts []string
+	for i := 0; i < len(steps); {
+		j := i
+		for j+1 < len(steps) && steps[j+1] == steps[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(steps[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", steps[i], steps[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // forkEvents copies events into session newID: session.started names

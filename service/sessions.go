@@ -188,12 +188,14 @@ func (s *Service) Recover(ctx context.Context, c Caller) ([]*Started, error) {
 	if err := c.need(ScopeControl); err != nil {
 		return nil, err
 	}
+	// Forks a crash cut short are recorded or removed (fork_note.go).
+	forkErr := s.finishForks(ctx)
 	if s.cfg.Engine != nil {
-		return nil, nil // the engine keeps its sessions going
+		return nil, forkErr // the engine keeps its sessions going
 	}
 	// Rewinds a crash cut short are settled first, whether or not their
 	// sessions run again; one that cannot be does not hold up the rest.
-	restoreErr := s.finishRestores(ctx)
+	restoreErr := errors.Join(s.finishRestores(ctx), forkErr)
 	list, err := s.List(ctx, c, store.Filter{Status: []loop.Status{loop.StatusRunning}})
 	if err != nil {
 		return nil, err
