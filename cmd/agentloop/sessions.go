@@ -26,6 +26,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 		"list": sessionsList, "show": sessionsShow, "resume": sessionsResume, "terminate": sessionsTerminate, "pause": sessionsPause, "delete": sessionsDelete,
 		"reply": sessionsReply, "approvals": sessionsApprovals, "approve": sessionsApprove, "deny": sessionsDeny, "revoke": sessionsRevoke,
 		"recover": sessionsRecover, "follow-up": sessionsFollowUp, "fork": sessionsFork,
+		"rewind": sessionsRewind,
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, `Usage: agentloop sessions <command> [flags]
@@ -45,6 +46,9 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
   deny ID CALL HASH ["reason"]  deny a tool call; the model sees the reason
   fork ID --at K                start a new session from ID's log up to the end of step K, in a new
                                 workspace holding that step's files (--model, --message TEXT, --dir NEWDIR)
+  rewind ID --at K              take a stopped session back to the end of step K, its files included:
+                                the later steps stay in the log, set aside (--message TEXT resumes it
+                                with that message; --dry-run only lists the files it would change)
   follow-up ID                  start a session that finishes what an ended one left: its plan's
                                 unfinished steps and failing checks, in the same workspace
   terminate ID ["reason"]       end a session: completed_by_user (→ completed), failed (→ failed),
@@ -232,6 +236,9 @@ func showState(w io.Writer, s *loop.State) {
 		fmt.Fprintf(w, "\n── Step %d · %s · %s · %d+%d tokens", it.N, it.Status, it.Duration.Round(time.Millisecond), it.Usage.InputTokens, it.Usage.OutputTokens)
 		if it.Model != "" && it.Model != s.Model {
 			fmt.Fprintf(w, " · %s", it.Model) // a fallback model did this step
+		}
+		if it.Rewound {
+			fmt.Fprint(w, " · rewound: set aside, kept for the record")
 		}
 		if it.CostUSD > 0 {
 			fmt.Fprintf(w, " · $%.4f", it.CostUSD)
