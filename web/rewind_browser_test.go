@@ -1,0 +1,119 @@
+package web_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// gate is a command for a scripted step that runs through the first time
+// it is played and, played again (after a rewind), waits until the test
+// lets it go: what the page shows right after a rewind is then a state
+// the test holds, however fast the machine is.
+func gate(dir string) string {
+	played, release := filepath.Join(dir, "played"), filepath.Join(dir, "release")
+	return fmt.Sprintf(`{"tool_calls":[{"name":"execute_command","arguments":{"command":"if [ -e %s ]; then while [ ! -e %s ]; do sleep 0.05; done; else touch %s; fi"}}]}`, played, release, played)
+}
+
+// From the page: rewind an ended session to step 2 with a message. The
+// confirmation lists the files that change and the steps set aside; the
+// workspace is then as it was after step 2, byte for byte; the set-aside
+// steps stay on the page, greyed and marked rewound; the session resumed
+// with the message and runs on to its end.
+func TestRewindFromThePage(t *testing.T) {
+	b := newCheckpointBrowser(t, "auto")
+	gateDir := t.TempDir()
+	id := postSession(t, b.url, fmt.Sprintf(`{"task":"Write the notes","model":%q}`, b.script(
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"a.txt","content":"one\n"}}]}`,
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"b.txt","content":"two\n"}}]}`,
+		gate(gateDir),
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"a.txt","content":"one\nthree\n"}}]}`,
+		`{"tool_calls":[{"name":"execute_command","arguments":{"command":"rm b.txt"}}]}`,
+		`{"text":"Wrote a.txt and removed b.txt."}`)))
+	st := waitEnded(t, b.url, id)
+	if got := files(t, st.Workspace); !sameFiles(got, map[string]string{"a.txt": "one\nthree\n"}) {
+		t.Fatalf("before the rewind the workspace holds %q", got)
+	}
+
+	b.run(chromedp.Navigate(b.url+"/#/s/"+id), chromedp.WaitVisible(chromedp.CSS(status("completed"))),
+		click(`[data-rewind="2"]`), chromedp.WaitVisible(chromedp.CSS("#rewind-files")))
+	if got := eval[string](b, `[...document.querySelectorAll("#rewind-files li")].map(l => l.dataset.path + ":" + l.dataset.change).join(" ")`); got != "a.txt:modified b.txt:added" {
+		t.Errorf("the confirmation lists %q", got)
+	}
+	if got := b.text("#rewind-steps"); !strings.HasPrefix(got, "Steps 3–6 are set aside") {
+		t.Errorf("the confirmation says %q", got)
+	}
+	if got := b.text("#rewind-resumes"); !strings.Contains(got, "left paused") {
+		t.Errorf("without a message: %q", got)
+	}
+	// The dry run changed nothing.
+	if got := files(t, st.Workspace); !sameFiles(got, map[string]string{"a.txt": "one\nthree\n"}) {
+		t.Fatalf("the dry run changed the workspace: %q", got)
+	}
+	b.run(chromedp.SendKeys(chromedp.CSS("#rewind-message"), "Keep b.txt this time."))
+	b.waitText("#rewind-resumes", "resumes from the end of step 2 at once, with your message")
+	b.shot("rewind-dialog")
+	b.run(click("#rewind-ok"))
+
+	// The resumed step 3 waits at its gate: the session is running, and
+	// the workspace is step 2's.
+	b.waitJS("four steps marked rewound", `document.querySelectorAll("#timeline .iter.rewound").length === 4`)
+	b.run(chromedp.WaitVisible(chromedp.CSS(status("running"))), chromedp.WaitVisible(chromedp.CSS(`#timeline .iter:not(.rewound)[data-n="3"]`)))
+	if got, want := files(t, st.Workspace), map[string]string{"a.txt": "one\n", "b.txt": "two\n"}; !sameFiles(got, want) {
+		t.Errorf("after the rewind the workspace holds %q, want %q", got, want)
+	}
+	// The message follows step 2: what the model read before the new step 3.
+	if got := b.text(`#timeline .iter[data-n="2"]`); !strings.Contains(got, "Keep b.txt this time.") {
+		t.Errorf("step 2 is not followed by the message: %q", got)
+	}
+	if n := eval[int](b, `document.querySelectorAll("#timeline .iter.rewound [data-rewind], #timeline .iter.rewound [data-fork]").length`); n != 0 {
+		t.Errorf("%d rewind or fork buttons on rewound steps", n)
+	}
+	// A running session can be forked, not rewound.
+	if !eval[bool](b, `!document.querySelector("[data-rewind]") && !!document.querySelector('[data-fork="2"]')`) {
+		t.Error("a running session should offer fork and not rewind")
+	}
+	tags := eval[string](b, `[...document.querySelectorAll("#timeline .iter.rewound")].map(e => e.dataset.n + ":" + e.querySelector(".rewound-tag").textContent + ":" + getComputedStyle(e).opacity).join(" ")`)
+	if tags != "6:rewound:0.55 5:rewound:0.55 4:rewound:0.55 3:rewound:0.55" {
+		t.Errorf("rewound steps as drawn (step:tag:opacity): %q", tags)
+	}
+	b.shot("rewound-resumed")
+
+	if err := os.WriteFile(filepath.Join(gateDir, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.run(chromedp.WaitVisible(chromedp.CSS(status("completed"))))
+	end := waitEnded(t, b.url, id)
+	rewound := 0
+	for _, it := range end.Iterations {
+		if it.Rewound {
+			rewound++
+		}
+	}
+	if len(end.Iterations) != 10 || rewound != 4 {
+		t.Errorf("%d steps, %d rewound; want 10 and 4", len(end.Iterations), rewound)
+	}
+	if got := files(t, end.Workspace); !sameFiles(got, map[string]string{"a.txt": "one\nthree\n"}) {
+		t.Errorf("at the end the workspace holds %q", got)
+	}
+	b.shot("rewound-completed")
+}
+
+// A server that keeps no checkpoints offers neither rewind nor fork, and
+// says why on the session page; the API refuses a rewind with a 400 the
+// page would show.
+func TestNoCheckpointsNoRewindOrFork(t *testing.T) {
+	b := newBrowser(t, "auto")
+	id := postSession(t, b.url, fmt.Sprintf(`{"task":"Write a note","model":%q}`, b.script(originalScript, `{"text":"Wrote a.txt."}`)))
+	waitEnded(t, b.url, id)
+	b.run(chromedp.Navigate(b.url+"/#/s/"+id), chromedp.WaitVisible(chromedp.CSS(status("completed"))), chromedp.WaitVisible(chromedp.CSS("#fork-none")))
+	if n := eval[int](b, `document.querySelectorAll("[data-fork], [data-rewind]").length`); n != 0 {
+		t.Errorf("%d rewind or fork buttons on a session with no checkpoints", n)
+	}
+	b.shot("no-checkpoints")
+	post(t, b.url+"/v1/sessions/"+id+"/rewind", `{"at":1,"dry_run":true}`, 400, nil)
+}
