@@ -179,6 +179,31 @@ func (c *commits) handOver() {
 	})
 }
 
+// handOverWatched hands the buffer (a new session's start) to a commit at
+// once and returns where that commit's outcome is also reported. The
+// session's own accounting (pending) sees it as any other commit. With a
+// log that cannot commit behind, it commits now.
+func (c *commits) handOverWatched() <-chan error {
+	out := make(chan error, 1)
+	if c.async == nil {
+		out <- c.flush()
+		return out
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.disarm()
+	evs, p := c.buf, c.bufp
+	c.buf, c.bufp = nil, nil
+	c.inflight++
+	c.handed = time.Now()
+	c.async.AppendAsync(c.ctx, evs, func(err error) {
+		putEventBuffer(p, evs)
+		c.pending <- err
+		out <- err
+	})
+	return out
+}
+
 // handOverNow hands the buffer to a commit at once, whatever the grace,
 // once the commits that finished are accounted for and one in flight has
 // made room (the outcome channel holds maxInflight: the store's goroutine

@@ -166,7 +166,12 @@ type Task struct {
 	// replaces Config.SystemPrompt.
 	Messages []model.Message
 	// ID names the session; empty means a new random ID.
-	ID        string
+	ID string
+	// FreshID says ID was just made by Config.NewID for this task, so no
+	// other session can hold it: Start then lets the session's first step
+	// begin while session.started commits (it still returns only once the
+	// start is durable).
+	FreshID   bool
 	Workspace string
 	Labels    map[string]string
 	// Limits override the runner's limits when non-zero.
@@ -207,12 +212,28 @@ var ErrRunning = errors.New("session is already running")
 var ErrFinished = errors.New("session has ended")
 
 // Start records a new session and runs it in the background.
+//
+// It returns once session.started is durable. With Task.FreshID the
+// session's first model call begins while that commit is in flight, as
+// later model calls begin while earlier events commit: a start that
+// cannot be saved then stops the session before Start reports it.
 func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
-	s, err := r.create(ctx, &task, true)
+	overlap := task.FreshID && task.ID != ""
+	s, err := r.create(ctx, &task, !overlap)
 	if err != nil {
 		return nil, err
 	}
+	if !overlap {
+		s.launch(ctx)
+		return s, nil
+	}
+	saved := s.c.handOverWatched()
 	s.launch(ctx)
+	if err := <-saved; err != nil {
+		s.cancelWith(fmt.Errorf("session %s: saving its start: %w", s.id, notSaved{err}))
+		<-s.done
+		return nil, fmt.Errorf("session %s: saving its start: %w", s.id, notSaved{err})
+	}
 	return s, nil
 }
 
@@ -324,12 +345,16 @@ func (r *Runner) create(ctx context.Context, task *Task, durable bool) (*Session
 			s.emit(p)
 		}
 	}
-	commit := s.flush
-	if !durable {
-		// The start travels with the first model call's commit.
-		commit = func(ctx context.Context) error { return s.flushBehind(ctx, true) }
+	if durable {
+		if err := s.flush(ctx); err != nil {
+			r.release(s)
+			return nil, err
+		}
+		return s, nil
 	}
-	if err := commit(ctx); err != nil {
+	// The start travels with the first model call's commit (Run), or is
+	// handed over by the caller (Start).
+	if err := s.flushBehind(ctx, true); err != nil {
 		r.release(s)
 		return nil, err
 	}

@@ -111,6 +111,18 @@ func (s *Session) Terminate(reason string) {
 	}
 }
 
+// cancelWith cancels the running session with cause: it pauses as interrupted,
+// unless it can no longer record anything (as when its start was not
+// saved).
+func (s *Session) cancelWith(cause error) {
+	s.mu.Lock()
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
+}
+
 // Guide gives a running session a person's message: the model sees it
 // from its next call on (it is recorded at the next iteration boundary).
 func (s *Session) Guide(text string) {

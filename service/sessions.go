@@ -26,7 +26,7 @@ func (s *Service) Start(ctx context.Context, c Caller, task loop.Task) (*Started
 	}
 	task.Tenant = c.Tenant
 	if task.ID == "" {
-		task.ID = s.cfg.Runner.NewID()
+		task.ID, task.FreshID = s.cfg.Runner.NewID(), true
 	}
 	if s.cfg.Engine != nil {
 		started, err := s.startOnEngine(ctx, task.ID, func() error {
