@@ -71,6 +71,9 @@ type Summary struct {
 	// Workspace and Labels are what session.started recorded.
 	Workspace string            `json:"workspace,omitempty"`
 	Labels    map[string]string `json:"labels,omitempty"`
+	// ForkedFrom, as session.started recorded it: the session and step
+	// this one was forked from (lists find a session's forks by it).
+	ForkedFrom *ForkedFrom `json:"forked_from,omitempty"`
 }
 
 // Apply updates the summary with one event. Stores call it as they append
@@ -83,6 +86,7 @@ func (s *Summary) Apply(e Event) {
 	case *SessionStarted:
 		s.Task, s.Model, s.Status, s.CreatedAt, s.Tenant = d.Task, d.Model, StatusRunning, e.Time, d.Tenant
 		s.Workspace, s.Labels, s.MaxIterations = d.Workspace, d.Labels, d.Limits.MaxIterations
+		s.ForkedFrom = d.ForkedFrom
 	case *IterationStarted:
 		s.Iteration = d.N
 	case *ModelResponded:

@@ -54,6 +54,10 @@ type Filter struct {
 	Workspace string
 	// Labels keeps sessions that carry every one of these labels.
 	Labels map[string]string
+	// ForkedFrom, when set, keeps the sessions forked from that session
+	// (its direct forks, not theirs).
+	ForkedFrom string
+
 	Limit  int
 	Offset int
 }

@@ -236,6 +236,9 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 		if !hasLabels(sum.Labels, f.Labels) {
 			continue
 		}
+		if f.ForkedFrom != "" && (sum.ForkedFrom == nil || sum.ForkedFrom.ID != f.ForkedFrom) {
+			continue
+		}
 		out = append(out, sum)
 	}
 	s.mu.RUnlock()

@@ -238,7 +238,7 @@ func (s *Store) LoadAfter(ctx context.Context, id string, after int64) ([]loop.E
 // finished lists the statuses for which loop.Status.Finished is true.
 var finished = []string{string(loop.StatusCompleted), string(loop.StatusFailed), string(loop.StatusTerminated), string(loop.StatusError)}
 
-const summaryCols = `tenant, task, model, status, reason, iteration, max_iterations, tokens, cost_usd, created_at, updated_at, last_seq, workspace, labels`
+const summaryCols = `tenant, task, model, status, reason, iteration, max_iterations, tokens, cost_usd, created_at, updated_at, last_seq, workspace, labels, forked_from, forked_at`
 
 // List returns session summaries, newest first (by creation time, then ID).
 func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error) {
@@ -275,6 +275,9 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 	if f.Workspace != "" {
 		cond("workspace = " + arg(f.Workspace))
 	}
+	if f.ForkedFrom != "" {
+		cond("forked_from = " + arg(f.ForkedFrom) + " AND forked_from <> ''") // the partial index's WHERE
+	}
 	if len(f.Labels) > 0 {
 		b, _ := json.Marshal(f.Labels)
 		cond("labels @> " + arg(string(b)) + "::jsonb")
@@ -304,11 +307,12 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 
 // scanSummary reads id (when withID) and summaryCols.
 func scanSummary(row pgx.Row, sum *loop.Summary, withID bool) error {
-	var status, reason string
+	var status, reason, forkedFrom string
 	var labels []byte
 	var created, updated time.Time
+	var forkedAt int
 	dest := []any{&sum.Tenant, &sum.Task, &sum.Model, &status, &reason, &sum.Iteration, &sum.MaxIterations, &sum.Tokens, &sum.CostUSD,
-		&created, &updated, &sum.LastSeq, &sum.Workspace, &labels}
+		&created, &updated, &sum.LastSeq, &sum.Workspace, &labels, &forkedFrom, &forkedAt}
 	if withID {
 		dest = append([]any{&sum.ID}, dest...)
 	}
@@ -317,6 +321,9 @@ func scanSummary(row pgx.Row, sum *loop.Summary, withID bool) error {
 	}
 	sum.Status, sum.Reason = loop.Status(status), loop.StopReason(reason)
 	sum.CreatedAt, sum.UpdatedAt = decodeTime(created), decodeTime(updated)
+	if forkedFrom != "" {
+		sum.ForkedFrom = &loop.ForkedFrom{ID: forkedFrom, Iteration: forkedAt}
+	}
 	if len(labels) > 0 && string(labels) != "{}" {
 		if err := json.Unmarshal(labels, &sum.Labels); err != nil {
 			return fmt.Errorf("labels of session %s: %w", sum.ID, err)

@@ -98,10 +98,22 @@ CREATE TABLE prompts (
 	PRIMARY KEY (tenant, name, version)
 );
 `,
+	// 2: the session a fork was made from, and at which step, in the
+	// summary, for listing a session's forks; forks recorded before are
+	// filled in from their session.started.
+	`
+ALTER TABLE sessions ADD COLUMN forked_from TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN forked_at INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX sessions_forked_from ON sessions (forked_from, created_at DESC, id DESC) WHERE forked_from <> '';
+UPDATE sessions SET forked_from = e.data->'forked_from'->>'id', forked_at = COALESCE((e.data->'forked_from'->>'iteration')::integer, 0)
+FROM events e
+WHERE e.session_id = sessions.id AND e.tenant = sessions.tenant AND e.seq = 1 AND e.type = 'session.started'
+	AND e.data->'forked_from'->>'id' IS NOT NULL;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrationLock is the advisory lock that keeps two servers starting at
 // once from migrating together.

@@ -470,9 +470,13 @@ func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte,
 		seqs[j], types[j], versions[j], times[j], payloads[j] = e.Seq, string(e.Type), int32(e.Version), encodeTime(e.Time), string(data[j])
 	}
 	told, _ := json.Marshal(notice{Origin: w.s.origin, Tenant: sum.Tenant, ID: run.SessionID, Seq: run.Last})
+	forkedFromID, forkedAt := "", 0
+	if f := sum.ForkedFrom; f != nil {
+		forkedFromID, forkedAt = f.ID, f.Iteration
+	}
 	args = []any{run.SessionID, sum.Tenant, sum.Task, sum.Model, string(sum.Status), string(sum.Reason), sum.Iteration, sum.MaxIterations,
 		sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Workspace, string(labels),
-		prev, r.Token, seqs, types, versions, times, payloads, string(told)}
+		prev, r.Token, seqs, types, versions, times, payloads, string(told), forkedFromID, forkedAt}
 	fence, guard := "", ""
 	if r.Fenced {
 		fence = `fence AS (SELECT 1 FROM leases WHERE session_id = $1 AND token = $17 FOR SHARE), `
@@ -483,11 +487,12 @@ func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte,
 	var up string
 	if prev == 0 {
 		up = `INSERT INTO sessions (id, ` + summaryCols + `)
-	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb WHERE $16::bigint = 0` + guard + `
+	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb, $24, $25 WHERE $16::bigint = 0` + guard + `
 	ON CONFLICT (id) DO NOTHING RETURNING id`
 	} else {
 		up = `UPDATE sessions SET tenant = $2, task = $3, model = $4, status = $5, reason = $6, iteration = $7, max_iterations = $8,
-	tokens = $9, cost_usd = $10, created_at = $11, updated_at = $12, last_seq = $13, workspace = $14, labels = $15::jsonb
+	tokens = $9, cost_usd = $10, created_at = $11, updated_at = $12, last_seq = $13, workspace = $14, labels = $15::jsonb,
+	forked_from = $24, forked_at = $25
 	WHERE id = $1 AND last_seq = $16` + guard + ` RETURNING id`
 	}
 	q = `WITH ` + fence + `up AS (` + up + `),

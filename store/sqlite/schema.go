@@ -153,10 +153,30 @@ CREATE TABLE deleted_sessions (
 	`
 DROP TABLE deleted_sessions;
 `,
+	// 11: the session a fork was made from, and at which step, in the
+	// summary, for listing a session's forks. Forks recorded before are
+	// filled in from their session.started, the first event of their
+	// first batch (see batch.go for the framing: a header line, then the
+	// payload, whose JSON holds no raw newline, then a newline).
+	`
+ALTER TABLE sessions ADD COLUMN forked_from TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN forked_at INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX sessions_forked_from ON sessions (forked_from, created_at DESC, id DESC) WHERE forked_from <> '';
+UPDATE sessions SET
+	forked_from = COALESCE(json_extract(started.payload, '$.forked_from.id'), ''),
+	forked_at = COALESCE(json_extract(started.payload, '$.forked_from.iteration'), 0)
+FROM (
+	SELECT session_id, CAST(substr(rest, 1, instr(rest, x'0a') - 1) AS TEXT) AS payload
+	FROM (SELECT session_id, substr(events, instr(events, x'0a') + 1) AS rest FROM event_batches
+		WHERE first_seq = 1 AND substr(events, 1, 16) = CAST('session.started ' AS BLOB)
+			AND instr(events, CAST('"forked_from":' AS BLOB)) > 0)
+) AS started
+WHERE sessions.id = started.session_id AND json_valid(started.payload);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 // migrate brings the database to SchemaVersion, one transaction per step,
 // and refuses a database from a newer build. The version is read inside a

@@ -500,7 +500,7 @@ func listSQL(f store.Filter) (string, []any) {
 		args []any
 		and  = " WHERE "
 	)
-	q.WriteString(`SELECT id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace, labels, max_iterations FROM sessions`)
+	q.WriteString(`SELECT id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace, labels, max_iterations, forked_from, forked_at FROM sessions`)
 	in := func(list []loop.Status) string {
 		marks := make([]string, len(list))
 		for i, st := range list {
@@ -536,6 +536,12 @@ func listSQL(f store.Filter) (string, []any) {
 	if f.Workspace != "" {
 		q.WriteString(and + "workspace = ? AND workspace <> ''")
 		args = append(args, f.Workspace)
+		and = " AND "
+	}
+	if f.ForkedFrom != "" {
+		// The term the forked_from index's WHERE needs to be usable.
+		q.WriteString(and + "forked_from = ? AND forked_from <> ''")
+		args = append(args, f.ForkedFrom)
 		and = " AND "
 	}
 	for k, v := range f.Labels {
@@ -584,9 +590,10 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]loop.Summary, error
 // scanSummary reads the summary columns, in the order of the List query
 // (without id when withID is false).
 func scanSummary(row interface{ Scan(...any) error }, sum *loop.Summary, withID bool) error {
-	var status, reason, labels string
+	var status, reason, labels, forkedFrom string
 	var created, updated int64
-	dest := []any{&sum.Task, &sum.Model, &status, &reason, &sum.Iteration, &sum.Tokens, &sum.CostUSD, &created, &updated, &sum.LastSeq, &sum.Tenant, &sum.Workspace, &labels, &sum.MaxIterations}
+	var forkedAt int
+	dest := []any{&sum.Task, &sum.Model, &status, &reason, &sum.Iteration, &sum.Tokens, &sum.CostUSD, &created, &updated, &sum.LastSeq, &sum.Tenant, &sum.Workspace, &labels, &sum.MaxIterations, &forkedFrom, &forkedAt}
 	if withID {
 		dest = append([]any{&sum.ID}, dest...)
 	}
@@ -594,6 +601,9 @@ func scanSummary(row interface{ Scan(...any) error }, sum *loop.Summary, withID 
 		return err
 	}
 	sum.Status, sum.Reason = loop.Status(status), loop.StopReason(reason)
+	if forkedFrom != "" {
+		sum.ForkedFrom = &loop.ForkedFrom{ID: forkedFrom, Iteration: forkedAt}
+	}
 	if labels != "" {
 		if err := json.Unmarshal([]byte(labels), &sum.Labels); err != nil {
 			return fmt.Errorf("labels of session %s: %w", sum.ID, err)
@@ -671,4 +681,20 @@ func encodeLabels(l map[string]string) string {
 func labelPath(k string) string {
 	b, _ := json.Marshal(k)
 	return "$." + string(b)
+}
+
+// forkedFromID and forkedFromAt are the summary columns of a fork's
+// origin: empty and zero for a session that is not a fork.
+func forkedFromID(f *loop.ForkedFrom) string {
+	if f == nil {
+		return ""
+	}
+	return f.ID
+}
+
+func forkedFromAt(f *loop.ForkedFrom) int {
+	if f == nil {
+		return 0
+	}
+	return f.Iteration
 }

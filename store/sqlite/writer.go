@@ -184,19 +184,20 @@ func newWriter(ctx context.Context, db *sql.DB, path string, cacheSize int) (*wr
 		st, err = conn.PrepareContext(ctx, q)
 		return st
 	}
-	w.getSummary = prepare(`SELECT task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace, labels, max_iterations FROM sessions WHERE id = ?`)
+	w.getSummary = prepare(`SELECT task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace, labels, max_iterations, forked_from, forked_at FROM sessions WHERE id = ?`)
 	// The WHERE makes the update conditional on the log ending where the
 	// cache says it does; if another process appended meanwhile, nothing
 	// changes and the append is refused.
-	w.upsertSession = prepare(`INSERT INTO sessions (id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace, labels, max_iterations)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	w.upsertSession = prepare(`INSERT INTO sessions (id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq, tenant, workspace, labels, max_iterations, forked_from, forked_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET task = excluded.task, model = excluded.model, status = excluded.status, reason = excluded.reason,
 	iteration = excluded.iteration, tokens = excluded.tokens, cost_usd = excluded.cost_usd, created_at = excluded.created_at,
 	updated_at = excluded.updated_at, last_seq = excluded.last_seq, tenant = excluded.tenant,
-	workspace = excluded.workspace, labels = excluded.labels, max_iterations = excluded.max_iterations
+	workspace = excluded.workspace, labels = excluded.labels, max_iterations = excluded.max_iterations,
+	forked_from = excluded.forked_from, forked_at = excluded.forked_at
 WHERE sessions.last_seq = ?`)
 	// Only what events after session.started change: the columns the
-	// sessions indexes hold (created_at, tenant, workspace) are left
+	// sessions indexes hold (created_at, tenant, workspace, forked_from) are left
 	// alone, so an append rewrites the row's page and none of theirs.
 	w.updateProgress = prepare(`UPDATE sessions SET status = ?, reason = ?, iteration = ?, tokens = ?, cost_usd = ?, updated_at = ?, last_seq = ?
 WHERE id = ? AND last_seq = ?`)
@@ -585,7 +586,8 @@ func (w *writer) insert(ctx context.Context, run appendcheck.Run, data [][]byte,
 	var res sql.Result
 	if starts {
 		res, err = w.upsertSession.ExecContext(ctx, sum.ID, sum.Task, sum.Model, string(sum.Status), string(sum.Reason),
-			sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Tenant, sum.Workspace, encodeLabels(sum.Labels), sum.MaxIterations, prev)
+			sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Tenant, sum.Workspace, encodeLabels(sum.Labels), sum.MaxIterations,
+			forkedFromID(sum.ForkedFrom), forkedFromAt(sum.ForkedFrom), prev)
 	} else if fenced {
 		res, err = w.updateFenced.ExecContext(ctx, string(sum.Status), string(sum.Reason),
 			sum.Iteration, sum.Tokens, sum.CostUSD, encodeTime(sum.UpdatedAt), sum.LastSeq, sum.ID, prev, run.SessionID, token)

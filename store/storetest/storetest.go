@@ -76,6 +76,7 @@ func (s Suite) Run(t *testing.T) {
 		{"Keys", s.testKeys},
 		{"Prompts", s.testPrompts},
 		{"ListByWorkspaceAndLabels", s.testListByWorkspaceAndLabels},
+		{"ListForks", s.testListForks},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, tt.fn)

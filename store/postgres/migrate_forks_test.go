@@ -1,0 +1,67 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/postgres/pgtest"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// A schema 1 database's forks (recorded before the summary had the
+// column) are found by their origin once migrated to schema 2.
+func TestMigrationFindsForksRecordedBefore(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.URL(t)
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{migrations[0], `CREATE TABLE agentloop_schema (version INTEGER NOT NULL)`, `INSERT INTO agentloop_schema (version) VALUES (1)`} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			pool.Close()
+			t.Fatal(err)
+		}
+	}
+	now := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	for i, s := range []struct {
+		id, tenant string
+		from       *loop.ForkedFrom
+	}{{"orig", "", nil}, {"fork-a", "", &loop.ForkedFrom{ID: "orig", Iteration: 5}}, {"fork-b", "acme", &loop.ForkedFrom{ID: "orig", Iteration: 2}}} {
+		e := loop.NewEvent(s.id, 1, now.Add(time.Duration(i)*time.Second), &loop.SessionStarted{Task: s.id, Tenant: s.tenant, ForkedFrom: s.from})
+		data, err := e.EncodeData()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, `INSERT INTO sessions (id, tenant, task, model, status, reason, iteration, max_iterations, tokens, cost_usd, created_at, updated_at, last_seq, workspace, labels)
+VALUES ($1, $2, $1, '', 'running', '', 0, 0, 0, 0, $3, $3, 1, '', '{}')`, s.id, s.tenant, e.Time); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, `INSERT INTO events (tenant, session_id, seq, type, version, time, data) VALUES ($1, $2, 1, $3, $4, $5, $6::json)`,
+			s.tenant, s.id, string(e.Type), e.Version, e.Time, string(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool.Close()
+	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	st, err := Open(octx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	forks, err := st.List(ctx, store.Filter{ForkedFrom: "orig"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(forks) != 2 || forks[0].ID != "fork-b" || *forks[0].ForkedFrom != (loop.ForkedFrom{ID: "orig", Iteration: 2}) ||
+		forks[1].ID != "fork-a" || *forks[1].ForkedFrom != (loop.ForkedFrom{ID: "orig", Iteration: 5}) {
+		t.Fatalf("forks of orig after migrating: %+v", forks)
+	}
+	if all, _ := st.List(ctx, store.Filter{Tenant: ""}); len(all) != 3 {
+		t.Fatalf("%d sessions after migrating", len(all))
+	}
+}
