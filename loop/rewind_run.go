@@ -57,7 +57,7 @@ func (r *Runner) Rewind(ctx context.Context, id string, to RewindTo) (*Session, 
 			return nil, err
 		}
 	}
-	resume := st.Status == StatusPaused || to.Message != ""
+	resume := RewindResumes(st, to.Message)
 	s.emit(&SessionRewound{ToIteration: to.At, Checkpoint: to.Checkpoint, CheckpointIteration: to.CheckpointIteration, Message: to.Message})
 	if to.Message != "" {
 		s.emit(&MessageAdded{Role: model.RoleUser, Content: to.Message, Kind: KindUser})
@@ -87,6 +87,13 @@ func (r *Runner) Rewind(ctx context.Context, id string, to RewindTo) (*Session, 
 	}
 	s.launch(ctx)
 	return s, nil
+}
+
+// RewindResumes reports whether a rewind of a session in state st, with
+// message (may be empty), resumes it: when it was paused, or is given a
+// message.
+func RewindResumes(st *State, message string) bool {
+	return st.Status == StatusPaused || message != ""
 }
 
 // CheckRewind says why a session in state st cannot be rewound to the

@@ -107,10 +107,14 @@ func (s *Service) Rewind(ctx context.Context, c Caller, id string, req RewindReq
 			// The log may have moved since it was read above.
 			if again, err := rewindCheck(now, req.At); err != nil {
 				return err
-			} else if again.ID != ck.ID {
+			} else if again.ID != ck.ID || loop.RewindResumes(now, req.Message) != loop.RewindResumes(st, req.Message) {
 				return conflict("session %s changed while it was being rewound: try again", id)
 			}
-			return cs.BeginRestore(id, checkpoint.Pending{Seq: now.Seq + 1, Checkpoint: ck.ID, Workspace: workspace})
+			if err := cs.BeginRestore(id, checkpoint.Pending{Seq: now.Seq + 1, Checkpoint: ck.ID, Workspace: workspace}); err != nil {
+				return err
+			}
+			teststop.At("rewind-before-commit")
+			return nil
 		},
 		After: func(ctx context.Context, _ *loop.State) error {
 			teststop.At("rewind-after-commit")
@@ -132,13 +136,13 @@ func (s *Service) Rewind(ctx context.Context, c Caller, id string, req RewindReq
 		s.disown(id)
 		return nil, rewindError(err)
 	}
-	select {
-	case <-sess.Done(): // recorded, not resumed
-		s.disown(id)
-	default:
-		out.Resumed, out.Session = true, sess
-		s.keepWhileRunning(sess)
+	if !loop.RewindResumes(st, req.Message) {
+		s.disown(id) // recorded; it waits, paused
+		return out, nil
 	}
+	// Resumed: it runs here (it may have stopped again already).
+	out.Resumed, out.Session = true, sess
+	s.keepWhileRunning(sess)
 	return out, nil
 }
 
@@ -212,25 +216,30 @@ func (s *Service) finishRestore(ctx context.Context, id string) error {
 	return cs.EndRestore(id)
 }
 
-// finishRestores finishes or drops every restore a rewind owes whose
-// session no live process owns (see finishRestore): a server runs it as
-// it starts, so a rewind a crash cut short is settled even when nothing
-// resumes the session.
-func (s *Service) finishRestores(ctx context.Context) error {
+// SettleRewinds finishes or drops every workspace restore a rewind
+// owes whose session no live process owns (see finishRestore), and
+// returns those sessions: a server runs it as it starts (Recover), so a
+// rewind a crash cut short is settled even when nothing resumes the
+// session.
+func (s *Service) SettleRewinds(ctx context.Context, c Caller) ([]string, error) {
+	if err := c.need(ScopeControl); err != nil {
+		return nil, err
+	}
 	cs := s.cfg.Checkpoints
 	if cs == nil {
-		return nil
+		return nil, nil
 	}
 	ids, err := cs.PendingRestores()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var settled []string
 	var errs []error
 	for _, id := range ids {
 		if _, here := s.runner.Session(id); here {
 			continue
 		}
-		// Taking the lease finishes the restore (see own).
+		// Taking the lease settles the restore (see own).
 		if err := s.own(ctx, id); err != nil {
 			if !errors.Is(err, store.ErrLeaseHeld) {
 				errs = append(errs, err)
@@ -238,6 +247,7 @@ func (s *Service) finishRestores(ctx context.Context) error {
 			continue
 		}
 		s.disown(id)
+		settled = append(settled, id)
 	}
-	return errors.Join(errs...)
+	return settled, errors.Join(errs...)
 }

@@ -195,7 +195,8 @@ func (s *Service) Recover(ctx context.Context, c Caller) ([]*Started, error) {
 	}
 	// Rewinds a crash cut short are settled first, whether or not their
 	// sessions run again; one that cannot be does not hold up the rest.
-	restoreErr := errors.Join(s.finishRestores(ctx), forkErr)
+	_, settleErr := s.SettleRewinds(ctx, c)
+	restoreErr := errors.Join(settleErr, forkErr)
 	list, err := s.List(ctx, c, store.Filter{Status: []loop.Status{loop.StatusRunning}})
 	if err != nil {
 		return nil, err

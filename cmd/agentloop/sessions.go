@@ -616,10 +616,21 @@ func sessionsRecover(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	svc, err := service.New(service.Config{Store: st, Runner: loop.Config{}})
+	svc, err := service.New(service.Config{Store: st, Runner: loop.Config{}, Checkpoints: checkpointsFor(*db)})
 	if err != nil {
 		st.Close()
 		return fail(stderr, "%v", err)
+	}
+	// A rewind a crash cut short is finished (its files restored) or,
+	// when it was never recorded, dropped.
+	settled, err := svc.SettleRewinds(context.Background(), localCaller())
+	for _, id := range settled {
+		fmt.Fprintf(stderr, "settled the rewind of session %s that a stopped process left unfinished\n", id)
+	}
+	worst := 0
+	if err != nil {
+		fmt.Fprintf(stderr, "agentloop sessions recover: %v\n", err)
+		worst = exitFailed
 	}
 	list, err := svc.Abandoned(context.Background(), localCaller())
 	svc.Close()
@@ -629,9 +640,8 @@ func sessionsRecover(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(stderr, "no session was left running (sessions that a live process runs are its own)")
-		return 0
+		return worst
 	}
-	worst := 0
 	for _, s := range list {
 		fmt.Fprintf(stderr, "recovering session %s: %s\n", s.ID, oneLine(s.Task, 60))
 		code := sessionsResume([]string{"--db", *db, s.ID}, stdout, stderr)
