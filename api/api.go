@@ -115,6 +115,8 @@ type Summary struct {
 	LastSeq       int64             `json:"last_seq"`
 	Workspace     string            `json:"workspace,omitempty"`
 	Labels        map[string]string `json:"labels,omitempty"`
+	// ForkedFrom is set on a fork: the session and step it was made from.
+	ForkedFrom *ForkedFrom `json:"forked_from,omitempty"`
 }
 
 // ListPage is GET /v1/sessions.
