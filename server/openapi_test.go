@@ -498,6 +498,34 @@ func TestOpenAPIResponsesMatchTheSpec(t *testing.T) {
 	code, st, h := rw.do("GET", "/v1/sessions/"+wrote, "", "")
 	s.check(opGet, code, h, st)
 
+	// Forks and compare: this server keeps no checkpoints; the rewind
+	// server does. Compare needs none.
+	const opFork, opCompare = "POST /v1/sessions/{id}/fork", "GET /v1/sessions/compare"
+	call(opFork, "/v1/sessions/"+id+"/fork", "", `{"at":1}`, 400)
+	call(opFork, "/v1/sessions/nosuch/fork", "", `{"at":1}`, 404)
+	call(opFork, "/v1/sessions/"+id+"/fork", "", `{"at":0}`, 400)
+	call(opCompare, "/v1/sessions/compare?a="+id+"&b="+asked, "", "", 200)
+	call(opCompare, "/v1/sessions/compare?a="+id, "", "", 400)
+	call(opCompare, "/v1/sessions/compare?a="+id+"&b=nosuch", "", "", 404)
+	callOn := func(a *api, op, path, body string, want int) string {
+		t.Helper()
+		method, _, _ := strings.Cut(op, " ")
+		code, out, h := a.do(method, path, "", body)
+		if code != want {
+			t.Errorf("%s %s: %d, want %d: %.300s", method, path, code, want, out)
+		}
+		s.check(op, code, h, out)
+		return out
+	}
+	out = callOn(rw, opFork, "/v1/sessions/"+wrote+"/fork", `{"at":1,"message":"again"}`, 201)
+	json.Unmarshal([]byte(out), &created)
+	rw.waitStatus("", created.ID, "completed")
+	callOn(rw, opFork, "/v1/sessions/"+wrote+"/fork", `{"at":9}`, 400)
+	callOn(rw, opGet, "/v1/sessions/"+created.ID, "", 200)
+	callOn(rw, "GET /v1/sessions", "/v1/sessions?forked_from="+wrote, "", 200)
+	callOn(rw, opCompare, "/v1/sessions/compare?a="+wrote+"&b="+created.ID, "", 200)
+	s.checkStream(rw, "/v1/sessions/"+created.ID+"/events", "")
+
 	// Problems every route can answer.
 	call(opGet, "/v1/sessions/nosuch", "", "", 404)
 	call(opGet, "/v1/sessions/no.such", "", "", 400)

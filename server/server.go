@@ -203,6 +203,8 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /v1/sessions/{id}/allowances/{hash}", s.auth(s.revokeAllowance))
 	m.HandleFunc("POST /v1/sessions/{id}/follow-up", s.auth(s.followUp))
 	m.HandleFunc("POST /v1/sessions/{id}/rewind", s.auth(s.rewind))
+	m.HandleFunc("POST /v1/sessions/{id}/fork", s.auth(s.fork))
+	m.HandleFunc("GET /v1/sessions/compare", s.auth(s.compare)) // wins over /v1/sessions/{id}: more specific
 	// AG-UI and the AI SDK's UI message stream: projections of the log (agui.go, uistream.go).
 	m.HandleFunc("POST /v1/agui", s.auth(s.aguiRun))
 	m.HandleFunc("GET /v1/sessions/{id}/agui", s.auth(s.aguiFollow))

@@ -182,6 +182,13 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Labels[k] = v
 	}
+	if from := q.Get("forked_from"); from != "" {
+		if !validID.MatchString(from) {
+			problem(w, http.StatusBadRequest, fmt.Sprintf("forked_from %q is not a session ID (letters, digits, - and _)", from))
+			return
+		}
+		f.ForkedFrom = from
+	}
 	if ws := q.Get("workspace"); ws != "" {
 		if root := s.cfg.Defaults.Workspaces; root != "" && !filepath.IsAbs(ws) {
 			ws = filepath.Join(tenantRoot(root, callerOf(r.Context()).Tenant), ws)
@@ -300,9 +307,13 @@ func firstSet(s ...string) string {
 
 // summaryOf is a session's summary in its wire form.
 func summaryOf(s loop.Summary) api.Summary {
-	return api.Summary{ID: s.ID, Tenant: s.Tenant, Task: s.Task, Model: s.Model, Status: string(s.Status), Reason: string(s.Reason),
+	out := api.Summary{ID: s.ID, Tenant: s.Tenant, Task: s.Task, Model: s.Model, Status: string(s.Status), Reason: string(s.Reason),
 		Iteration: s.Iteration, MaxIterations: s.MaxIterations, Tokens: s.Tokens, CostUSD: s.CostUSD, CreatedAt: s.CreatedAt,
 		UpdatedAt: s.UpdatedAt, LastSeq: s.LastSeq, Workspace: s.Workspace, Labels: s.Labels}
+	if f := s.ForkedFrom; f != nil {
+		out.ForkedFrom = &api.ForkedFrom{ID: f.ID, Iteration: f.Iteration}
+	}
+	return out
 }
 
 // prune deletes the caller's ended sessions last changed before

@@ -30,6 +30,8 @@ type ForkRequest struct {
 	// Workspace is the fork's workspace directory, which must not exist;
 	// empty: beside the original's, named after the fork.
 	Workspace string
+	// ID is the new session's ID; empty: a new random one.
+	ID string
 	// Prepare, when set, runs on the fork's workspace once its files are
 	// written and before the fork is recorded (a server running as root
 	// gives it to the user sandboxed commands run as).
@@ -74,7 +76,15 @@ func (s *Service) Fork(ctx context.Context, c Caller, id string, req ForkRequest
 	if err != nil {
 		return nil, err
 	}
-	newID := s.cfg.Runner.NewID()
+	newID := req.ID
+	if newID == "" {
+		newID = s.cfg.Runner.NewID()
+	} else if _, err := s.st.Load(ctx, newID); !errors.Is(err, store.ErrNotFound) {
+		if err != nil {
+			return nil, err
+		}
+		return nil, conflict("session %s already exists: a fork needs a new ID", newID)
+	}
 	dir := req.Workspace
 	if dir == "" {
 		if started.Workspace == "" {

@@ -730,6 +730,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fork a session at the end of a step into a new session
+         * @description A new session (new id, forked_from recorded) whose log is a copy of this one's up to the end of step at and whose workspace is a new directory holding the files of the last checkpoint at or before that step; it runs from there, with model and message when given. The original is not changed; several forks of one session run side by side. 400 when at is not a finished step of the session, the step has no checkpoint, or the server keeps no checkpoints. A fork cut short by a crash leaves no session and no files: the next server start removes what it wrote.
+         */
+        post: operations["forkSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare two sessions side by side
+         * @description Each session's outcome and totals, their steps paired by number (tool calls, tokens, cost, time), and the diff from a's final workspace to b's: each side's workspace directory as it is now, else its last checkpoint. Nothing is changed. 400 when a or b is missing.
+         */
+        get: operations["compareSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -847,6 +889,8 @@ export interface components {
             labels?: {
                 [key: string]: string;
             };
+            /** @description Set on a fork: the session and step it was made from */
+            forked_from?: components["schemas"]["ForkedFrom"];
         };
         /** @description A page of sessions (api.ListPage). */
         ListPage: {
@@ -944,6 +988,8 @@ export interface components {
             answer_schema?: {
                 [key: string]: unknown;
             };
+            /** @description Set on a fork: the session and step it was made from */
+            forked_from?: components["schemas"]["ForkedFrom"];
         };
         /** @description A session.started event. */
         SessionStartedEvent: {
@@ -1615,6 +1661,8 @@ export interface components {
             }[];
             /** @description The workspace checkpoints of the session's live steps, in the order they were taken */
             checkpoints?: components["schemas"]["WorkspaceCheckpointed"][];
+            /** @description Set on a fork: the session and step it was made from */
+            forked_from?: components["schemas"]["ForkedFrom"];
         } & {
             [key: string]: unknown;
         };
@@ -1890,6 +1938,76 @@ export interface components {
             time: string;
             data: components["schemas"]["SessionRewound"];
         };
+        /** @description The session and step a fork was made from. */
+        ForkedFrom: {
+            id: string;
+            /** @description The step whose end the fork starts from */
+            iteration: number;
+        };
+        ForkRequest: {
+            /** @description The step whose end the fork starts from, from 1 */
+            at: number;
+            /** @description The model the fork runs with from there (PROVIDER/NAME); default the original's */
+            model?: string;
+            /** @description A person's message the fork's model reads after that step's conversation */
+            message?: string;
+        };
+        StepToolCall: {
+            tool_name: string;
+            status: string;
+        };
+        /** @description One step of one session. */
+        StepSide: {
+            status: string;
+            model: string;
+            tool_calls: components["schemas"]["StepToolCall"][];
+            input_tokens: number;
+            output_tokens: number;
+            cost_usd: number;
+            /** @description Seconds with an "s" suffix, e.g. "1.5s" (parseFloat reads it) */
+            duration: string;
+        };
+        /** @description Step number of each session; a side is null when that session has no such step (steps a rewind set aside are left out). */
+        CompareStep: {
+            number: number;
+            a: components["schemas"]["StepSide"] | null;
+            b: components["schemas"]["StepSide"] | null;
+        };
+        /** @description One session's outcome and totals. */
+        CompareSide: {
+            id: string;
+            task: string;
+            model: string;
+            status: components["schemas"]["Status"];
+            reason: string;
+            answer: string;
+            /** @description Live steps: those a rewind set aside are not counted */
+            steps: number;
+            tool_calls: number;
+            input_tokens: number;
+            output_tokens: number;
+            cost_usd: number;
+            /** @description From start to end, or to now for a session still going: seconds with an "s" suffix */
+            duration: string;
+            forked_from: components["schemas"]["ForkedFrom"] | null;
+            /**
+             * @description Where the diff read this side's files: its directory as it is now, its last checkpoint (the directory is gone), or none
+             * @enum {string}
+             */
+            workspace: "directory" | "checkpoint" | "none";
+        };
+        /** @description Two sessions side by side, step by step, and the diff from a's final workspace to b's. */
+        Comparison: {
+            a: components["schemas"]["CompareSide"];
+            b: components["schemas"]["CompareSide"];
+            steps: components["schemas"]["CompareStep"][];
+            /** @description The paths that differ: added (only b has it), modified, deleted (only a has it) */
+            files: components["schemas"]["FileChange"][];
+            /** @description git's unified diff from a's final files to b's (binary files are named, not shown) */
+            diff: string;
+            /** @description diff was cut at its size limit (1 MiB); files is whole */
+            diff_truncated?: boolean;
+        };
     };
     responses: {
         /** @description An error (RFC 9457). Every route: 403 for a cross-origin change or WebSocket the front door refuses, 421 for a Host the server does not answer to (not the probes), 415 for a body that is not JSON; authenticated routes: 401 without a valid key, 403 for a key without the scope, 429 over a key's rate limit or a tenant's quota (with Retry-After) */
@@ -1925,6 +2043,8 @@ export interface operations {
                 label?: string[];
                 /** @description A workspace directory (relative: inside the server's workspaces) */
                 workspace?: string;
+                /** @description Only the sessions forked from this one (its direct forks): the fork tree's next level */
+                forked_from?: string;
             };
             header?: never;
             path?: never;
@@ -3297,6 +3417,74 @@ export interface operations {
             409: components["responses"]["Problem"];
             413: components["responses"]["Problem"];
             415: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    forkSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["ID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForkRequest"];
+            };
+        };
+        responses: {
+            /** @description The fork, running */
+            201: {
+                headers: {
+                    /** @description The new session's URL */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Created"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
+            409: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
+            415: components["responses"]["Problem"];
+            421: components["responses"]["Problem"];
+            429: components["responses"]["Problem"];
+        };
+    };
+    compareSessions: {
+        parameters: {
+            query: {
+                /** @description A session ID */
+                a: string;
+                /** @description Another session ID */
+                b: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comparison */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comparison"];
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            404: components["responses"]["Problem"];
             421: components["responses"]["Problem"];
             429: components["responses"]["Problem"];
         };
