@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -92,6 +93,16 @@ var payloads = map[EventType]payloadInfo{
 	TypeVerificationFinished:  {1, func() Payload { return new(VerificationFinished) }},
 	TypeWorkspaceCheckpointed: {1, func() Payload { return new(WorkspaceCheckpointed) }},
 	TypeSessionRewound:        {1, func() Payload { return new(SessionRewound) }},
+}
+
+// EventTypes lists every event type of the catalogue, sorted.
+func EventTypes() []EventType {
+	out := make([]EventType, 0, len(payloads))
+	for t := range payloads {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // NewEvent wraps a payload with its type and current version.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/checkpoint"
+	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model/price"
 	"github.com/agentloop/agentloop/server"
 	"github.com/agentloop/agentloop/service"
@@ -188,5 +189,46 @@ func TestRewindProblems(t *testing.T) {
 	off.waitStatus("", id, "completed")
 	if code, out, _ := off.do("POST", "/v1/sessions/"+id+"/rewind", "", `{"at":1,"dry_run":true}`); code != 400 || !strings.Contains(out, "keeps no workspace checkpoints") {
 		t.Errorf("a server without checkpoints: %d %s", code, out)
+	}
+}
+
+// Every event type a log can hold has a schema in the OpenAPI document's
+// Event (its discriminator), and the document names no other.
+func TestOpenAPIDocumentsEveryEventType(t *testing.T) {
+	raw, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				Event struct {
+					OneOf         []map[string]string `json:"oneOf"`
+					Discriminator struct {
+						Mapping map[string]string `json:"mapping"`
+					} `json:"discriminator"`
+				} `json:"Event"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ev := doc.Components.Schemas.Event
+	documented := map[string]bool{}
+	for typ := range ev.Discriminator.Mapping {
+		documented[typ] = true
+	}
+	for _, typ := range loop.EventTypes() {
+		if !documented[string(typ)] {
+			t.Errorf("event type %s has no schema in openapi.json's Event", typ)
+		}
+		delete(documented, string(typ))
+	}
+	for typ := range documented {
+		t.Errorf("openapi.json documents event type %s, which no log holds", typ)
+	}
+	if len(ev.OneOf) != len(ev.Discriminator.Mapping) {
+		t.Errorf("Event has %d schemas in oneOf but %d in its discriminator", len(ev.OneOf), len(ev.Discriminator.Mapping))
 	}
 }
