@@ -179,7 +179,7 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 	if req.MaxIterations < 0 || req.BudgetTokens < 0 || req.BudgetUSD < 0 || req.MaxOutputTokens < 0 {
 		return t, invalid("limits cannot be negative")
 	}
-	limits := loop.Limits{NoProgressAfter: 5, MaxToolCallsPerTurn: 10, ModelCallTimeout: 5 * time.Minute, Timeout: 30 * time.Minute}
+	limits := loop.Limits{NoProgressAfter: 5, MaxToolCallsPerTurn: 10, ModelCallTimeout: loop.Duration(5 * time.Minute), Timeout: loop.Duration(30 * time.Minute)}
 	if d.Limits != nil {
 		limits = *d.Limits
 	}
@@ -202,9 +202,11 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 		limits.MaxOutputTokens = req.MaxOutputTokens
 	}
 	if req.Timeout != "" {
-		if limits.Timeout, err = time.ParseDuration(req.Timeout); err != nil || limits.Timeout <= 0 {
+		timeout, err := time.ParseDuration(req.Timeout)
+		if err != nil || timeout <= 0 {
 			return t, invalid("timeout %q: give a duration such as \"10m\"", req.Timeout)
 		}
+		limits.Timeout = loop.Duration(timeout)
 	}
 	if limits.ContextTokens == 0 {
 		limits.ContextTokens = ContextWindow(spec, t.ModelOptions)

@@ -54,7 +54,7 @@ func TestStartFallbackModels(t *testing.T) {
 // and a server's standard defaults are unchanged.
 func TestStartDefaultsOfALocalFrontEnd(t *testing.T) {
 	off := false
-	base := loop.Limits{MaxIterations: 7, Timeout: time.Hour, BudgetTokens: 900, NoProgressAfter: 2, WrapUp: &off}
+	base := loop.Limits{MaxIterations: 7, Timeout: loop.Duration(time.Hour), BudgetTokens: 900, NoProgressAfter: 2, WrapUp: &off}
 	d := StartDefaults{Model: "ollama/qwen3:8b", Endpoint: "http://127.0.0.1:11434", Profile: "local", Approval: "profile",
 		Limits: &base, ModelOptions: loop.ModelOptions{NumCtx: 4096}, AllowFiles: true, LocalVerify: true}
 	task, err := d.Task(api.StartRequest{Task: "t", Model: "ollama/qwen3:8b", Thinking: "low", BudgetUSD: 2, Verify: []string{"go test ./..."}, Protocol: "p.json"}, true)
@@ -62,7 +62,7 @@ func TestStartDefaultsOfALocalFrontEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := task.Limits
-	if l.MaxIterations != 7 || l.Timeout != time.Hour || l.BudgetTokens != 900 || l.BudgetUSD != 2 || l.NoProgressAfter != 2 || l.WrapUp == nil || *l.WrapUp {
+	if l.MaxIterations != 7 || l.Timeout.Std() != time.Hour || l.BudgetTokens != 900 || l.BudgetUSD != 2 || l.NoProgressAfter != 2 || l.WrapUp == nil || *l.WrapUp {
 		t.Errorf("limits %+v", *l)
 	}
 	if l.ContextTokens != 4096 || task.ModelOptions == nil || *task.ModelOptions != (loop.ModelOptions{NumCtx: 4096, Thinking: "low"}) {
@@ -88,7 +88,7 @@ func TestStartDefaultsOfALocalFrontEnd(t *testing.T) {
 	}
 	// A server's defaults: its standard limits, verification only unasked.
 	task, err = StartDefaults{}.Task(api.StartRequest{Task: "t", Model: "ollama/qwen3:8b"}, false)
-	if err != nil || task.Limits.MaxIterations != loop.DefaultMaxIterations || task.Limits.Timeout != 30*time.Minute ||
+	if err != nil || task.Limits.MaxIterations != loop.DefaultMaxIterations || task.Limits.Timeout.Std() != 30*time.Minute ||
 		task.Limits.NoProgressAfter != 5 || task.Limits.ContextTokens == 0 || task.ModelOptions != nil || task.Approval != "ask" {
 		t.Errorf("server defaults: %+v %v", task, err)
 	}

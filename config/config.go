@@ -120,9 +120,9 @@ func (s LimitSettings) Apply(base loop.Limits) loop.Limits {
 			*dst = *v
 		}
 	}
-	setD := func(dst *time.Duration, v *time.Duration) {
+	setD := func(dst *loop.Duration, v *time.Duration) {
 		if v != nil {
-			*dst = *v
+			*dst = loop.Duration(*v)
 		}
 	}
 	set(&base.MaxIterations, s.MaxIterations)

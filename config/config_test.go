@@ -142,7 +142,7 @@ profiles:
 	}
 	p, _ := c.Profile("p")
 	f := false
-	want := loop.Limits{MaxIterations: 12, Timeout: 90 * time.Minute, ModelCallTimeout: 90 * time.Second, BudgetTokens: 1000, BudgetUSD: 0.5, BudgetToolCalls: 7, MaxToolCallsPerTurn: 3, OnStuck: "end", WrapUp: &f}
+	want := loop.Limits{MaxIterations: 12, Timeout: loop.Duration(90 * time.Minute), ModelCallTimeout: loop.Duration(90 * time.Second), BudgetTokens: 1000, BudgetUSD: 0.5, BudgetToolCalls: 7, MaxToolCallsPerTurn: 3, OnStuck: "end", WrapUp: &f}
 	got := p.Limits()
 	if got.WrapUp == nil || *got.WrapUp || got.MaxIterations != want.MaxIterations || got.Timeout != want.Timeout || got.ModelCallTimeout != want.ModelCallTimeout ||
 		got.ToolCallTimeout != 0 || got.BudgetTokens != 1000 || got.BudgetUSD != 0.5 || got.BudgetToolCalls != 7 || got.MaxToolCallsPerTurn != 3 || got.NoProgressAfter != 0 || got.OnStuck != "end" ||
@@ -150,7 +150,7 @@ profiles:
 		t.Errorf("Limits() = %+v", got)
 	}
 	// Settings lay over other defaults; what the profile sets wins, even 0.
-	base := loop.Limits{MaxIterations: 15, NoProgressAfter: 5, ToolCallTimeout: time.Minute, Timeout: 30 * time.Minute}
+	base := loop.Limits{MaxIterations: 15, NoProgressAfter: 5, ToolCallTimeout: loop.Duration(time.Minute), Timeout: loop.Duration(30 * time.Minute)}
 	over := p.LimitSettings.Apply(base)
 	if over.NoProgressAfter != 0 || over.ToolCallTimeout != 0 || over.MaxIterations != 12 {
 		t.Errorf("Apply = %+v", over)
@@ -258,7 +258,7 @@ func TestBuiltinProfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := p.Limits()
-	if l.StuckRepeats != 3 || l.StuckErrorRepeats != 3 || !l.StuckNoNudge || l.OnStuck != "pause" || l.BudgetTokens != 50000 || l.Timeout != 10*time.Minute {
+	if l.StuckRepeats != 3 || l.StuckErrorRepeats != 3 || !l.StuckNoNudge || l.OnStuck != "pause" || l.BudgetTokens != 50000 || l.Timeout.Std() != 10*time.Minute {
 		t.Errorf("strict: %+v", l)
 	}
 	if _, err := none.Profile("strcit"); err == nil || !strings.Contains(err.Error(), `did you mean "strict"`) {

@@ -107,7 +107,7 @@ func (s *Session) summarise(ctx context.Context, c *ConversationCondensed, after
 		c.Model = spec
 	}
 	c.Asked = true
-	if d := st.Limits.ModelCallTimeout; d > 0 {
+	if d := st.Limits.ModelCallTimeout.Std(); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, d, errModelCallTimeout)
 		defer cancel()

@@ -299,15 +299,15 @@ func (*SessionEnded) EventType() EventType      { return TypeSessionEnded }
 // Limits bound a session. Zero means "no limit" except MaxIterations,
 // which always has a cap (DefaultMaxIterations when zero).
 type Limits struct {
-	MaxIterations       int           `json:"max_iterations"`
-	Timeout             time.Duration `json:"timeout,omitempty"`
-	ModelCallTimeout    time.Duration `json:"model_call_timeout,omitempty"`
-	ToolCallTimeout     time.Duration `json:"tool_call_timeout,omitempty"`
-	BudgetTokens        int           `json:"budget_tokens,omitempty"`
-	BudgetUSD           float64       `json:"budget_usd,omitempty"`
-	BudgetToolCalls     int           `json:"budget_tool_calls,omitempty"`
-	MaxToolCallsPerTurn int           `json:"max_tool_calls_per_turn,omitempty"`
-	NoProgressAfter     int           `json:"no_progress_after,omitempty"`
+	MaxIterations       int      `json:"max_iterations"`
+	Timeout             Duration `json:"timeout,omitempty"`
+	ModelCallTimeout    Duration `json:"model_call_timeout,omitempty"`
+	ToolCallTimeout     Duration `json:"tool_call_timeout,omitempty"`
+	BudgetTokens        int      `json:"budget_tokens,omitempty"`
+	BudgetUSD           float64  `json:"budget_usd,omitempty"`
+	BudgetToolCalls     int      `json:"budget_tool_calls,omitempty"`
+	MaxToolCallsPerTurn int      `json:"max_tool_calls_per_turn,omitempty"`
+	NoProgressAfter     int      `json:"no_progress_after,omitempty"`
 	// WrapUp makes one last tool-less call for a best-effort answer when a
 	// limit ends the session. Nil means true.
 	WrapUp *bool `json:"wrap_up,omitempty"`

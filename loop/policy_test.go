@@ -189,7 +189,7 @@ func TestPolicyBoundaryAndVerification(t *testing.T) {
 	oneStep := fold(t, started(ModeSelfReasoning, 1))
 	want(t, "a one-step self-reasoning session hears it is the last", p.boundary(oneStep, t0, builtinConditions(Limits{MaxIterations: 1}), CallEstimate{}, "", false),
 		"call model", `iteration.started{"n":1}`, `"key":"last_iteration"`)
-	timed := builtinConditions(Limits{MaxIterations: 9, Timeout: time.Minute})
+	timed := builtinConditions(Limits{MaxIterations: 9, Timeout: Duration(time.Minute)})
 	want(t, "the time limit, by the given clock", p.boundary(fresh, t0.Add(time.Hour), timed, CallEstimate{}, "", false), "end for timeout")
 	budgeted := fold(t, &SessionStarted{Task: "t", Mode: ModeTools, Limits: Limits{MaxIterations: 9, BudgetUSD: 0.01, BudgetTokens: 5000}})
 	want(t, "a first call that could pass the cost budget", p.boundary(budgeted, t0, stop, CallEstimate{InputTokens: 900, OutputTokens: 4096, CostUSD: 0.0346}, "", false), "end for budget_cost")

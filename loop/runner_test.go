@@ -318,7 +318,7 @@ func TestSessionTimeout(t *testing.T) {
 		e.clock.Advance(time.Hour)
 		return tool.Result{Output: "slow"}, nil
 	})
-	r := e.runner(t, m, []tool.Tool{slow}, func(c *loop.Config) { c.Limits.Timeout = 30 * time.Minute })
+	r := e.runner(t, m, []tool.Tool{slow}, func(c *loop.Config) { c.Limits.Timeout = loop.Duration(30 * time.Minute) })
 	st := run(t, r, "x")
 	checkScript(t, m) // the wrap-up call takes the last step
 	if st.Reason != loop.ReasonTimeout || st.Answer != "late answer" {
@@ -332,7 +332,7 @@ func TestModelCallTimeoutRetriesOnceThenPauses(t *testing.T) {
 	e := newEnv()
 	m := scripted.Replies(scripted.Text("too slow").WithDelay(time.Hour), scripted.Text("quick"))
 	r := e.runner(t, m, []tool.Tool{echoTool("read_file", &recorder{})}, func(c *loop.Config) {
-		c.Limits.ModelCallTimeout = 20 * time.Millisecond
+		c.Limits.ModelCallTimeout = loop.Duration(20 * time.Millisecond)
 	})
 	st := run(t, r, "x")
 	if st.Status != loop.StatusCompleted || st.Answer != "quick" || len(st.Iterations) != 1 || len(st.Warnings) != 1 {
@@ -342,7 +342,7 @@ func TestModelCallTimeoutRetriesOnceThenPauses(t *testing.T) {
 	e = newEnv()
 	m = scripted.Replies(scripted.Text("slow").WithDelay(time.Hour), scripted.Text("slow again").WithDelay(time.Hour), scripted.Text("back"))
 	r = e.runner(t, m, []tool.Tool{echoTool("read_file", &recorder{})}, func(c *loop.Config) {
-		c.Limits.ModelCallTimeout = 20 * time.Millisecond
+		c.Limits.ModelCallTimeout = loop.Duration(20 * time.Millisecond)
 	})
 	st = run(t, r, "x")
 	if st.Status != loop.StatusPaused || st.Reason != loop.ReasonModelTimeout || !strings.Contains(st.Detail, "--model-timeout") {
@@ -504,7 +504,7 @@ func TestWrapUpAfterTimeoutIsBounded(t *testing.T) {
 		e.clock.Advance(time.Hour)
 		return tool.Result{Output: "slow"}, nil
 	})
-	r := e.runner(t, m, []tool.Tool{slow}, func(c *loop.Config) { c.Limits.Timeout = 3 * time.Second })
+	r := e.runner(t, m, []tool.Tool{slow}, func(c *loop.Config) { c.Limits.Timeout = loop.Duration(3 * time.Second) })
 	start := time.Now()
 	st := run(t, r, "x")
 	if st.Reason != loop.ReasonTimeout || time.Since(start) > time.Minute {

@@ -111,7 +111,7 @@ type ToolCallRecord struct {
 	Input    json.RawMessage     `json:"input"`
 	Output   string              `json:"output,omitempty"`
 	Time     time.Time           `json:"timestamp"`
-	Duration time.Duration       `json:"duration"`
+	Duration Duration            `json:"duration"`
 	Status   ToolStatus          `json:"status"`
 	Error    string              `json:"error,omitempty"`
 	Modified []tool.Modification `json:"modified,omitempty"`
@@ -125,7 +125,7 @@ type Iteration struct {
 	N         int              `json:"number"`
 	StartedAt time.Time        `json:"started_at"`
 	EndedAt   time.Time        `json:"ended_at,omitzero"`
-	Duration  time.Duration    `json:"duration"`
+	Duration  Duration         `json:"duration"`
 	Status    IterationStatus  `json:"status"`
 	Messages  []MessageRecord  `json:"messages"`
 	ToolCalls []ToolCallRecord `json:"tool_calls"`

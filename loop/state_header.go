@@ -25,10 +25,10 @@ type Header struct {
 	Limits         Limits            `json:"limits"`
 	Status         Status            `json:"status"`
 	// MaxIterations is the iteration limit in force.
-	MaxIterations int           `json:"max_iterations"`
-	StartedAt     time.Time     `json:"started_at,omitzero"`
-	CompletedAt   time.Time     `json:"completed_at,omitzero"`
-	Duration      time.Duration `json:"duration"`
+	MaxIterations int       `json:"max_iterations"`
+	StartedAt     time.Time `json:"started_at,omitzero"`
+	CompletedAt   time.Time `json:"completed_at,omitzero"`
+	Duration      Duration  `json:"duration"`
 
 	// Outcome, once the session ended or paused.
 	Reason  StopReason `json:"reason,omitempty"`
@@ -69,7 +69,7 @@ func (h *Header) apply(e Event) {
 		h.Status, h.Reason, h.Detail = d.Status, d.Reason, d.Detail
 		h.Answer, h.Partial = d.Answer, d.Partial
 		h.CompletedAt = e.Time
-		h.Duration = e.Time.Sub(h.StartedAt)
+		h.Duration = Duration(e.Time.Sub(h.StartedAt))
 	}
 }
 

@@ -60,7 +60,7 @@ func (h *History) apply(e Event) {
 			it.ToolCalls = append(it.ToolCalls, ToolCallRecord{ID: d.CallID, Name: d.Name, Time: e.Time})
 			r = &it.ToolCalls[len(it.ToolCalls)-1]
 		}
-		r.Output, r.Duration, r.Modified = d.Output, time.Duration(d.DurationMS)*time.Millisecond, d.Modified
+		r.Output, r.Duration, r.Modified = d.Output, Duration(time.Duration(d.DurationMS)*time.Millisecond), d.Modified
 		r.Status = ToolSuccess
 		if d.IsError {
 			r.Status, r.Error = ToolError, d.Output
@@ -76,7 +76,7 @@ func (h *History) apply(e Event) {
 	case *IterationEnded:
 		if it := h.current(); it != nil && it.N == d.N {
 			it.EndedAt = e.Time
-			it.Duration = e.Time.Sub(it.StartedAt)
+			it.Duration = Duration(e.Time.Sub(it.StartedAt))
 			it.Status = d.Status
 			if d.Error != "" {
 				it.Error = d.Error
@@ -88,7 +88,7 @@ func (h *History) apply(e Event) {
 		}
 	case *SessionEnded:
 		if it := h.current(); it != nil && it.Status == IterationInProgress {
-			it.Status, it.EndedAt, it.Duration = IterationFailed, e.Time, e.Time.Sub(it.StartedAt)
+			it.Status, it.EndedAt, it.Duration = IterationFailed, e.Time, Duration(e.Time.Sub(it.StartedAt))
 		}
 	}
 }

@@ -32,7 +32,7 @@ func (s *Session) run(ctx context.Context) error {
 // withSessionTimeout bounds the session's work by its timeout, on the
 // runner's clock.
 func (s *Session) withSessionTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	d := s.state.Limits.Timeout
+	d := s.state.Limits.Timeout.Std()
 	if d <= 0 {
 		return ctx, func() {}
 	}
@@ -235,7 +235,7 @@ func afterMarker(text, marker string) (string, bool) {
 // generate calls the model with the per-call timeout and streaming hook.
 func (s *Session) generate(ctx context.Context, req *model.Request) (*model.Response, time.Duration, error) {
 	cfg := &s.r.cfg
-	if d := s.state.Limits.ModelCallTimeout; d > 0 {
+	if d := s.state.Limits.ModelCallTimeout.Std(); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, d, errModelCallTimeout)
 		defer cancel()
@@ -464,11 +464,11 @@ func (s *Session) wrapUpTimeout() time.Duration {
 	l := s.state.Limits
 	d := 2 * time.Minute
 	if l.ModelCallTimeout > 0 {
-		d = l.ModelCallTimeout
+		d = l.ModelCallTimeout.Std()
 	}
-	if l.Timeout > 0 {
-		left := s.state.StartedAt.Add(l.Timeout).Sub(s.r.cfg.Clock())
-		d = min(d, max(left, l.Timeout/10, 5*time.Second))
+	if limit := l.Timeout.Std(); limit > 0 {
+		left := s.state.StartedAt.Add(limit).Sub(s.r.cfg.Clock())
+		d = min(d, max(left, limit/10, 5*time.Second))
 	}
 	return d
 }

@@ -212,7 +212,7 @@ func NoProgress(n int) StopCondition {
 func builtinConditions(l Limits) StopCondition {
 	conds := []StopCondition{
 		MaxIterations(l.maxIterations()),
-		Timeout(l.Timeout),
+		Timeout(l.Timeout.Std()),
 		BudgetToolCalls(l.BudgetToolCalls),
 	}
 	if l.NoProgressAfter > 0 {

@@ -74,7 +74,7 @@ func (s *Session) decideCall() (next, json.RawMessage) {
 func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall, input json.RawMessage) error {
 	st, cfg := s.state, &s.r.cfg
 	tctx := ctx
-	if d := st.Limits.ToolCallTimeout; d > 0 {
+	if d := st.Limits.ToolCallTimeout.Std(); d > 0 {
 		var cancel context.CancelFunc
 		tctx, cancel = context.WithTimeoutCause(ctx, d, errToolTimeout)
 		defer cancel()

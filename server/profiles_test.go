@@ -16,14 +16,14 @@ func TestStartWithAProfilesLimits(t *testing.T) {
 	var st struct {
 		Profile string
 		Limits  struct {
-			MaxIterations int   `json:"max_iterations"`
-			BudgetTokens  int   `json:"budget_tokens"`
-			StuckRepeats  int   `json:"stuck_repeats"`
-			Timeout       int64 `json:"timeout"`
+			MaxIterations int    `json:"max_iterations"`
+			BudgetTokens  int    `json:"budget_tokens"`
+			StuckRepeats  int    `json:"stuck_repeats"`
+			Timeout       string `json:"timeout"` // seconds, e.g. "600s"
 		}
 	}
 	json.Unmarshal([]byte(out), &st)
-	if st.Profile != "strict" || st.Limits.MaxIterations != 10 || st.Limits.BudgetTokens != 50000 || st.Limits.StuckRepeats != 3 || st.Limits.Timeout != 600e9 {
+	if st.Profile != "strict" || st.Limits.MaxIterations != 10 || st.Limits.BudgetTokens != 50000 || st.Limits.StuckRepeats != 3 || st.Limits.Timeout != "600s" {
 		t.Errorf("strict over HTTP: profile %q, limits %+v", st.Profile, st.Limits)
 	}
 	id = a.create("", `{"task":"say hi","profile":"strict","max_iterations":4}`)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/agentloop/agentloop/loop"
 )
 
 // traceBar is one drawn bar of the waterfall, as the page laid it out.
@@ -93,7 +95,7 @@ type traceState struct {
 		} `json:"messages"`
 		ToolCalls []struct {
 			Name     string        `json:"tool_name"`
-			Duration time.Duration `json:"duration"`
+			Duration loop.Duration `json:"duration"` // "1.5s" on the wire
 		} `json:"tool_calls"`
 		Usage struct {
 			In  int `json:"input_tokens"`

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/eval"
+	"github.com/agentloop/agentloop/loop"
 )
 
 func cmdEval(args []string, stdout, stderr io.Writer) int {
@@ -185,7 +186,7 @@ func runTry(ctx context.Context, self, db, configPath string, tr eval.Trial) (ev
 			Output int `json:"output_tokens"`
 		} `json:"usage"`
 		CostUSD      float64       `json:"cost_usd"`
-		Duration     time.Duration `json:"duration"`
+		Duration     loop.Duration `json:"duration"` // reads "1.5s" and older runs' nanoseconds
 		Verification *struct {
 			Outcome string `json:"outcome"`
 		} `json:"verification"`
@@ -202,7 +203,7 @@ func runTry(ctx context.Context, self, db, configPath string, tr eval.Trial) (ev
 		return eval.Outcome{}, errors.New(why)
 	}
 	o := eval.Outcome{SessionID: st.ID, Status: st.Status, Reason: st.Reason, Steps: len(st.Iterations),
-		Tokens: st.Usage.Input + st.Usage.Output, CostUSD: st.CostUSD, Duration: st.Duration}
+		Tokens: st.Usage.Input + st.Usage.Output, CostUSD: st.CostUSD, Duration: st.Duration.Std()}
 	if st.Verification != nil {
 		o.Verified = st.Verification.Outcome
 	}

@@ -157,7 +157,7 @@ func (o *sessionFlags) check() error {
 
 func (o *sessionFlags) limits(writeTools bool) loop.Limits {
 	l := loop.Limits{
-		MaxIterations: o.maxIterations, Timeout: o.timeout, ModelCallTimeout: o.modelTimeout, ToolCallTimeout: o.toolTimeout,
+		MaxIterations: o.maxIterations, Timeout: loop.Duration(o.timeout), ModelCallTimeout: loop.Duration(o.modelTimeout), ToolCallTimeout: loop.Duration(o.toolTimeout),
 		BudgetTokens: o.budgetTokens, BudgetUSD: o.budgetUSD, BudgetToolCalls: o.budgetTools, MaxToolCallsPerTurn: o.maxPerTurn,
 		OnStuck: o.onStuck, ContextTokens: o.contextWindow, MaxOutputTokens: o.maxOutputTokens,
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 )
 
 // --profile strict works without a config file: stuck detection pauses
@@ -21,9 +20,9 @@ func TestBuiltinStrictProfile(t *testing.T) {
 		Status, Reason, Profile string
 		Iterations              []json.RawMessage
 		Limits                  struct {
-			BudgetTokens int           `json:"budget_tokens"`
-			Timeout      time.Duration `json:"timeout"`
-			StuckRepeats int           `json:"stuck_repeats"`
+			BudgetTokens int    `json:"budget_tokens"`
+			Timeout      string `json:"timeout"` // seconds on the wire, e.g. "600s"
+			StuckRepeats int    `json:"stuck_repeats"`
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
@@ -32,7 +31,7 @@ func TestBuiltinStrictProfile(t *testing.T) {
 	if st.Reason != "stuck" || len(st.Iterations) != 3 || st.Profile != "strict" {
 		t.Errorf("paused %q after %d steps under profile %q; want stuck after 3 under strict", st.Reason, len(st.Iterations), st.Profile)
 	}
-	if st.Limits.BudgetTokens != 50000 || st.Limits.Timeout != 10*time.Minute || st.Limits.StuckRepeats != 3 {
+	if st.Limits.BudgetTokens != 50000 || st.Limits.Timeout != "600s" || st.Limits.StuckRepeats != 3 {
 		t.Errorf("limits %+v", st.Limits)
 	}
 	if _, errOut, code := c.run("", "run", "--profile", "strcit", "--model", "script:"+loop, "x"); code != exitFailed && code != exitUsage || !strings.Contains(errOut, `did you mean "strict"`) {

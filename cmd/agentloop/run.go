@@ -206,7 +206,7 @@ func report(st *loop.State, env *cliEnv, stdout, stderr io.Writer, jsonOut bool)
 	if st.CostUSD > 0 {
 		fmt.Fprintf(stderr, ", $%.4f", st.CostUSD)
 	}
-	fmt.Fprintf(stderr, ", %s. Details: agentloop sessions show %s\n", st.Duration.Round(time.Millisecond), st.ID)
+	fmt.Fprintf(stderr, ", %s. Details: agentloop sessions show %s\n", st.Duration.Std().Round(time.Millisecond), st.ID)
 	return exitCode(st)
 }
 

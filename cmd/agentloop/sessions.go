@@ -223,7 +223,7 @@ func showState(w io.Writer, s *loop.State) {
 	}
 	fmt.Fprintf(w, "  started:   %s", s.StartedAt.Local().Format(time.DateTime))
 	if !s.CompletedAt.IsZero() {
-		fmt.Fprintf(w, " · ended %s · took %s", s.CompletedAt.Local().Format(time.DateTime), s.Duration.Round(time.Millisecond))
+		fmt.Fprintf(w, " · ended %s · took %s", s.CompletedAt.Local().Format(time.DateTime), s.Duration.Std().Round(time.Millisecond))
 	}
 	fmt.Fprintln(w)
 	if s.Plan != nil {
@@ -233,7 +233,7 @@ func showState(w io.Writer, s *loop.State) {
 		}
 	}
 	for _, it := range s.Iterations {
-		fmt.Fprintf(w, "\n── Step %d · %s · %s · %d+%d tokens", it.N, it.Status, it.Duration.Round(time.Millisecond), it.Usage.InputTokens, it.Usage.OutputTokens)
+		fmt.Fprintf(w, "\n── Step %d · %s · %s · %d+%d tokens", it.N, it.Status, it.Duration.Std().Round(time.Millisecond), it.Usage.InputTokens, it.Usage.OutputTokens)
 		if it.Model != "" && it.Model != s.Model {
 			fmt.Fprintf(w, " · %s", it.Model) // a fallback model did this step
 		}
@@ -260,7 +260,7 @@ func showState(w io.Writer, s *loop.State) {
 			}
 		}
 		for _, c := range it.ToolCalls {
-			fmt.Fprintf(w, "   → %s %s [%s, %s]\n", c.Name, oneLine(string(c.Input), 200), c.Status, c.Duration.Round(time.Millisecond))
+			fmt.Fprintf(w, "   → %s %s [%s, %s]\n", c.Name, oneLine(string(c.Input), 200), c.Status, c.Duration.Std().Round(time.Millisecond))
 			if c.Output != "" {
 				fmt.Fprintf(w, "     %s\n", indent(truncate(c.Output, 1500), "     "))
 			}

@@ -64,7 +64,7 @@ func TestLocalAndServerStartsAgree(t *testing.T) {
 	if got := field(mine, "limits", "max_iterations"); got != "10" {
 		t.Errorf("thinking mode: max_iterations %s, want 10", got)
 	}
-	if got := field(theirs, "limits", "budget_tokens") + field(theirs, "limits", "timeout") + field(theirs, "labels", "team") + field(theirs, "model_options", "thinking"); got != `90000420000000000"docs""low"` {
+	if got := field(theirs, "limits", "budget_tokens") + field(theirs, "limits", "timeout") + field(theirs, "labels", "team") + field(theirs, "model_options", "thinking"); got != `90000"420s""docs""low"` {
 		t.Errorf("what run --server sent: budget, timeout, label, thinking: %s", got)
 	}
 	if got := field(mine, "fallback_models"); got != `["openai/gpt-4.1-mini","anthropic/claude-sonnet-4-5"]` {

@@ -115,7 +115,7 @@ func AllPayloads(sessionID string) []loop.Event {
 			Task: "fix the tests — ünïcödé ✓", SystemPrompt: "be careful", Model: "ollama/qwen3:8b",
 			Mode: loop.ModeSelfReasoning, Tools: []string{"read_file", "shell"},
 			Limits: loop.Limits{
-				MaxIterations: 12, Timeout: 10 * time.Minute, ModelCallTimeout: time.Minute, ToolCallTimeout: 30 * time.Second,
+				MaxIterations: 12, Timeout: loop.Duration(10 * time.Minute), ModelCallTimeout: loop.Duration(time.Minute), ToolCallTimeout: loop.Duration(30 * time.Second),
 				BudgetTokens: 100000, BudgetUSD: 1.25, BudgetToolCalls: 40, MaxToolCallsPerTurn: 3, NoProgressAfter: 4,
 				WrapUp: &wrapUp, OnStuck: "end", StuckErrorRepeats: 5, StuckRepeats: 6, StuckNoNudge: true,
 			},

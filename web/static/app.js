@@ -114,7 +114,15 @@ function sessionDuration(sum) {
 }
 function fmtTime(s) { return s ? new Date(s).toLocaleString() : ""; }
 function fmtCost(c) { return c ? "$" + c.toFixed(4) : "—"; }
-function fmtDur(ns) { if (!ns) return ""; const ms = ns / 1e6; return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(1) + " s"; }
+// durSecs reads a duration from the API as seconds. The API writes a string
+// of seconds with an "s" suffix ("1.5s", "0.000352s"), which parseFloat
+// reads; a number is the nanoseconds an older server wrote.
+function durSecs(d) {
+  const s = typeof d === "number" ? d / 1e9 : parseFloat(d);
+  return Number.isFinite(s) ? s : 0;
+}
+// fmtDur shows an API duration, or "" when it is zero or missing.
+function fmtDur(d) { const ms = durSecs(d) * 1000; return !ms ? "" : ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(1) + " s"; }
 function shortModel(m) { m = m || ""; return m.startsWith("script:") && m.includes("/") ? "script:…/" + m.split("/").pop() : m; }
 function cut(s, n) { s = s || ""; return s.length > n ? s.slice(0, n) + "…" : s; }
 
@@ -380,10 +388,10 @@ function sessionView(id) {
     const msgs = (it.messages || []).filter(m => m.role !== "tool" && (m.content || "").trim()).map(m =>
       el("div", { class: "msg " + m.role }, (m.kind ? `[${m.kind}] ` : "") + cut(m.content, 4000)));
     const tools = (it.tool_calls || []).map(c => el("details", { class: "tool" + (c.status === "error" ? " err" : ""), "data-key": "tool-" + c.id },
-      el("summary", {}, `${c.tool_name} ${cut(JSON.stringify(c.input), 120)} — ${c.status}${c.duration ? ", " + fmtDur(c.duration) : ""}`),
+      el("summary", {}, `${c.tool_name} ${cut(JSON.stringify(c.input), 120)} — ${c.status}${fmtDur(c.duration) ? ", " + fmtDur(c.duration) : ""}`),
       el("pre", {}, cut(c.output, 20000))));
     return el("div", { class: "iter" + (isCurrent ? " current" : "") + (it.number === selected ? " selected" : "") + (it.rewound ? " rewound" : ""), "data-n": String(it.number) },
-      el("h3", {}, `Step ${it.number} · ${it.status}${it.duration ? " · " + fmtDur(it.duration) : ""} · ${(it.usage.input_tokens || 0) + (it.usage.output_tokens || 0)} tokens `,
+      el("h3", {}, `Step ${it.number} · ${it.status}${fmtDur(it.duration) ? " · " + fmtDur(it.duration) : ""} · ${(it.usage.input_tokens || 0) + (it.usage.output_tokens || 0)} tokens `,
         // A fallback model did this step: say which.
         it.model && state && it.model !== state.model ? el("span", { class: "switched", title: it.model }, "· fallback " + shortModel(it.model) + " ") : null,
         el("button", { class: "link", "data-details": String(it.number), "aria-label": `Details of step ${it.number}`, "aria-pressed": String(it.number === selected), onclick: () => select(it.number === selected ? 0 : it.number) }, it.number === selected ? "Hide details" : "Details"),
@@ -406,7 +414,7 @@ function sessionView(id) {
     if (!it) return null;
     const u = it.usage || {};
     const calls = (it.tool_calls || []).map(c => el("div", { class: "tool-detail" + (c.status === "error" ? " err" : "") },
-      el("h4", {}, `${c.tool_name} — ${c.status}${c.duration ? ", " + fmtDur(c.duration) : ""}`),
+      el("h4", {}, `${c.tool_name} — ${c.status}${fmtDur(c.duration) ? ", " + fmtDur(c.duration) : ""}`),
       argList(c.input),
       c.error ? el("p", { class: "error" }, c.error) : null,
       el("div", { class: "muted small" }, "result"), el("pre", { "aria-label": "output" }, c.output || "(no output)"),
@@ -418,7 +426,7 @@ function sessionView(id) {
       el("dl", { class: "kv" },
         el("dt", {}, "Status"), el("dd", {}, it.status),
         el("dt", {}, "Started"), el("dd", {}, fmtTime(it.started_at)),
-        el("dt", {}, "Duration"), el("dd", {}, it.duration ? fmtDur(it.duration) : "—"),
+        el("dt", {}, "Duration"), el("dd", {}, fmtDur(it.duration) || "—"),
         el("dt", {}, "Tokens"), el("dd", {}, `${u.input_tokens || 0} in + ${u.output_tokens || 0} out` + (u.cache_read_tokens ? ` (${u.cache_read_tokens} cached)` : "")),
         el("dt", {}, "Cost"), el("dd", {}, fmtCost(it.cost_usd || 0))),
       it.error ? el("p", { class: "error" }, it.error) : null,

@@ -64,5 +64,5 @@ function scoreTry(sum, st) {
   else if (checked && outcome !== "pass") why = "verification: " + (outcome || "not run");
   return { id: sum.id, suite: l.eval_suite, model: l.eval_model, task: l.eval_task, try: Number(l.eval_try), passed: !why, why,
     steps: (st.iterations || []).length, tokens: (st.usage.input_tokens || 0) + (st.usage.output_tokens || 0), cost: st.cost_usd || 0,
-    seconds: (st.duration || 0) / 1e9 };
+    seconds: durSecs(st.duration) };
 }

@@ -74,7 +74,7 @@ function traceSpans(it, prevEnd) {
     const c = m.call;
     if (c.status === "pending") { last = Math.max(last, m.at); continue; } // asked for, not started
     if (m.at - cursor >= waitFloorMs) spans.push({ kind: "wait", from: cursor, to: m.at, label: "waiting before " + c.tool_name + " ran (approval, a pause, or queued)" });
-    const end = m.at + (c.duration || 0) / 1e6;
+    const end = m.at + durSecs(c.duration) * 1000; // "1.5s" (or an older server's nanoseconds) as ms
     spans.push({ kind: "tool", from: m.at, to: end, label: c.tool_name, error: c.status === "error" });
     cursor = Math.max(cursor, end);
     last = Math.max(last, end);

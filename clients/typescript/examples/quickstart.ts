@@ -2,7 +2,7 @@
 // `npm run typecheck`: the lines marked @ts-expect-error must stay type
 // errors, so a client whose types decayed to `any` fails the check.
 
-import { createClient, streamEvents, type EventOf, type Status } from "@agentloop/client";
+import { createClient, durationSeconds, streamEvents, type EventOf, type Status } from "@agentloop/client";
 
 const baseUrl = process.env.AGENTLOOP_URL ?? "http://127.0.0.1:7420";
 const client = createClient({ baseUrl });
@@ -61,5 +61,11 @@ const seq: string = (await client.GET("/v1/sessions/{id}/events", { params: { pa
 const { error: missing } = await client.GET("/v1/sessions/{id}", { params: { path: { id: "nope" } } });
 // @ts-expect-error: a problem has no field "message" (it has detail)
 void missing?.message;
+// Durations are strings of seconds ("1.5s"); durationSeconds reads them.
+const { data: state } = await client.GET("/v1/sessions/{id}", { params: { path: { id } } });
+console.log(`took ${durationSeconds(state?.duration)} s, step 1 ${durationSeconds(state?.iterations?.[0]?.duration)} s`);
+// @ts-expect-error: a duration is a string of seconds, not a number
+const nanos: number = state!.duration;
 void notAStatus;
 void seq;
+void nanos;

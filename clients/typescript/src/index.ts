@@ -13,6 +13,7 @@ import type { components, operations, paths } from "./schema.js";
 export type { components, operations, paths };
 export type { ClientOptions };
 export { ProblemError, isProblem, problemOf, type Problem } from "./problem.js";
+export { durationSeconds, type Duration } from "./duration.js";
 export {
   streamEvents,
   type Delta,

@@ -910,6 +910,11 @@ export interface components {
             cache_write_tokens?: number;
             reasoning_tokens?: number;
         };
+        /**
+         * @description A duration in seconds with an "s" suffix, e.g. "1.5s", "0.000352s", "30s": Go's time.ParseDuration and JavaScript's parseFloat both read it. Logs recorded before this form held nanoseconds as a number; they are served in this form too.
+         * @example 1.5s
+         */
+        Duration: string;
         /** @description One workspace change a tool made. */
         Modification: {
             path: string;
@@ -946,8 +951,23 @@ export interface components {
             output?: string;
             duration_ms: number;
         };
-        /** @description A session's limits (durations in nanoseconds). */
+        /** @description A session's limits. Zero or absent means no limit, except max_iterations. */
         Limits: {
+            max_iterations?: number;
+            /** @description The whole session's time limit */
+            timeout?: components["schemas"]["Duration"];
+            /** @description Each model call's time limit */
+            model_call_timeout?: components["schemas"]["Duration"];
+            /** @description Each tool call's time limit */
+            tool_call_timeout?: components["schemas"]["Duration"];
+            budget_tokens?: number;
+            budget_usd?: number;
+            budget_tool_calls?: number;
+            max_tool_calls_per_turn?: number;
+            no_progress_after?: number;
+            max_output_tokens?: number;
+            context_tokens?: number;
+        } & {
             [key: string]: unknown;
         };
         Warning: {
@@ -1591,8 +1611,8 @@ export interface components {
             started_at?: string;
             /** Format: date-time */
             completed_at?: string;
-            /** @description Nanoseconds */
-            duration?: number;
+            /** @description From start to end, once the session ended */
+            duration?: components["schemas"]["Duration"];
             reason?: string;
             detail?: string;
             answer?: string;
@@ -1629,9 +1649,7 @@ export interface components {
                 args_hash: string;
             }[];
             /** @description Each iteration's messages and tool calls; a step a rewind set aside has rewound: true (kept for audit, no longer part of the conversation) */
-            iterations?: {
-                [key: string]: unknown;
-            }[] | null;
+            iterations?: components["schemas"]["Iteration"][] | null;
             /** @description Where and how the conversation was condensed, one entry per conversation.condensed (the summaries are in the events) */
             condensations?: {
                 iteration: number;
@@ -1868,6 +1886,44 @@ export interface components {
         DemoInfo: {
             /** @description true on a server started with --demo: POST /v1/demo starts a demo session */
             enabled: boolean;
+        };
+        /** @description One tool call as shown in a session's history. */
+        ToolCallRecord: {
+            id: string;
+            tool_name: string;
+            /** @description The call's arguments */
+            input?: unknown;
+            output?: string;
+            /** Format: date-time */
+            timestamp?: string;
+            /** @description How long the tool ran */
+            duration: components["schemas"]["Duration"];
+            status: string;
+            error?: string;
+            failed?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One step of a session: a model call and the tool calls it asked for. */
+        Iteration: {
+            number: number;
+            /** Format: date-time */
+            started_at?: string;
+            /** Format: date-time */
+            ended_at?: string;
+            /** @description From the step's start to its end; 0s while it runs */
+            duration: components["schemas"]["Duration"];
+            status: string;
+            messages?: {
+                [key: string]: unknown;
+            }[] | null;
+            tool_calls?: components["schemas"]["ToolCallRecord"][] | null;
+            error?: string;
+            usage?: components["schemas"]["Usage"];
+            cost_usd?: number;
+            model?: string;
+        } & {
+            [key: string]: unknown;
         };
         RewindRequest: {
             /** @description The step whose end the session goes back to */

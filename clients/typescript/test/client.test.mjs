@@ -18,7 +18,7 @@ import http from "node:http";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
-import { ProblemError, createClient, streamEvents } from "../dist/index.js";
+import { ProblemError, createClient, durationSeconds, streamEvents } from "../dist/index.js";
 
 const baseUrl = required("AGENTLOOP_URL");
 const apiKey = required("AGENTLOOP_KEY");
@@ -131,6 +131,16 @@ test("create a session and stream it to the end", { timeout: 60_000 }, async () 
 
   const { data: state } = await client.GET("/v1/sessions/{id}", { params: { path: { id } } });
   assert.equal(state.status, "completed");
+  // Durations are strings of seconds: the session's, its step's, and its
+  // limits' (the server's default session limit is 30 minutes).
+  const seconds = /^\d+(\.\d+)?s$/;
+  assert.match(state.duration, seconds);
+  assert.match(state.iterations[0].duration, seconds);
+  assert.ok(durationSeconds(state.duration) >= durationSeconds(state.iterations[0].duration));
+  assert.equal(state.limits.timeout, "1800s");
+  assert.equal(durationSeconds(state.limits.timeout), 1800);
+  assert.equal(durationSeconds(1_500_000_000), 1.5, "an older server's nanoseconds");
+  assert.throws(() => durationSeconds("1m30s"), /not an agentloop duration/);
 
   // The stored page holds the same events the stream delivered.
   const { data: page } = await client.GET("/v1/sessions/{id}/events", { params: { path: { id }, query: { limit: 1000 } } });
