@@ -2020,8 +2020,8 @@ export interface components {
             input_tokens: number;
             output_tokens: number;
             cost_usd: number;
-            /** @description Seconds with an "s" suffix, e.g. "1.5s" (parseFloat reads it) */
-            duration: string;
+            /** @description How long the step took */
+            duration: components["schemas"]["Duration"];
         };
         /** @description Step number of each session; a side is null when that session has no such step (steps a rewind set aside are left out). */
         CompareStep: {
@@ -2043,8 +2043,8 @@ export interface components {
             input_tokens: number;
             output_tokens: number;
             cost_usd: number;
-            /** @description From start to end, or to now for a session still going: seconds with an "s" suffix */
-            duration: string;
+            /** @description From start to end, or to now for a session still going */
+            duration: components["schemas"]["Duration"];
             forked_from: components["schemas"]["ForkedFrom"] | null;
             /**
              * @description Where the diff read this side's files: its directory as it is now, its last checkpoint (the directory is gone), or none
