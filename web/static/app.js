@@ -392,8 +392,8 @@ function sessionView(id) {
       el("pre", {}, cut(c.output, 20000))));
     return el("div", { class: "iter" + (isCurrent ? " current" : "") + (it.number === selected ? " selected" : "") + (it.rewound ? " rewound" : ""), "data-n": String(it.number) },
       el("h3", {}, `Step ${it.number} · ${it.status}${fmtDur(it.duration) ? " · " + fmtDur(it.duration) : ""} · ${(it.usage.input_tokens || 0) + (it.usage.output_tokens || 0)} tokens `,
-        // A fallback model did this step: say which.
-        it.model && state && it.model !== state.model ? el("span", { class: "switched", title: it.model }, "· fallback " + shortModel(it.model) + " ") : null,
+        // Another model did this step (a fallback, or the one a fork moved to): say which.
+        it.model && state && it.model !== state.model ? el("span", { class: "switched", title: it.model }, (forkedOnto(state, it) ? "· forked onto " : "· fallback ") + shortModel(it.model) + " ") : null,
         el("button", { class: "link", "data-details": String(it.number), "aria-label": `Details of step ${it.number}`, "aria-pressed": String(it.number === selected), onclick: () => select(it.number === selected ? 0 : it.number) }, it.number === selected ? "Hide details" : "Details"),
         forkStepActions(state, it, render)), // fork.js
       it.error ? el("p", { class: "error" }, it.error) : null, msgs, tools,

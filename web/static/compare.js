@@ -47,9 +47,20 @@ function compareView() {
   return { stop() { stopped = true; } };
 }
 
-// rewoundSteps are the numbers of a state's steps a rewind set aside.
+// rewoundSteps are a state's steps a rewind set aside, by number (a
+// number may have been set aside more than once), each in the compare
+// view's step shape. The comparison leaves them out: they are no longer
+// part of the session, and are shown here greyed for audit.
 function rewoundSteps(st) {
-  return new Set(((st && st.iterations) || []).filter(it => it.rewound).map(it => it.number));
+  const by = new Map();
+  for (const it of (st && st.iterations) || []) {
+    if (!it.rewound) continue;
+    const u = it.usage || {};
+    if (!by.has(it.number)) by.set(it.number, []);
+    by.get(it.number).push({ status: it.status, model: it.model || "", rewound: true, input_tokens: u.input_tokens || 0, output_tokens: u.output_tokens || 0,
+      cost_usd: it.cost_usd || 0, duration: it.duration, tool_calls: (it.tool_calls || []).map(c => ({ tool_name: c.tool_name, status: c.status })) });
+  }
+  return by;
 }
 
 function compareParts(c, sa, sb) {
@@ -89,23 +100,33 @@ function compareParts(c, sa, sb) {
   // Steps: one row per step number; a side that has no such step is
   // empty. Steps both sessions share (before the fork) are marked so.
   const rwA = rewoundSteps(sa), rwB = rewoundSteps(sb);
-  const stepCell = (x, rewound, side, sideModel) => {
+  const stepCell = (x, side, sideModel) => {
     if (!x) return el("td", { class: "cmp-none", "data-side": side }, "—");
     const calls = x.tool_calls || [];
-    return el("td", { class: "cmp-step" + (rewound || x.rewound ? " rewound" : ""), "data-side": side },
+    return el("td", { class: "cmp-step" + (x.rewound ? " rewound" : ""), "data-side": side },
       el("div", { class: "row" }, el("span", { class: "cmp-status cmp-" + x.status }, x.status),
-        rewound || x.rewound ? el("span", { class: "rewound-tag" }, "rewound") : null,
+        x.rewound ? el("span", { class: "rewound-tag" }, "rewound") : null,
         // A step done by another model than the session's (a fallback).
         x.model && x.model !== sideModel ? el("span", { class: "muted small", title: x.model }, shortModel(x.model)) : null),
       calls.length ? el("div", { class: "cmp-calls" }, calls.map(t => el("span", { class: "cmp-call" + (t.status === "error" ? " err" : ""), title: t.status }, t.tool_name))) : el("div", { class: "muted small" }, "no tool calls"),
       el("div", { class: "muted small cmp-nums" }, `${cmpNum((x.input_tokens || 0) + (x.output_tokens || 0))} tok · ${fmtCost(x.cost_usd)} · ${cmpSecs(x.duration)}`));
   };
   const stepRows = [];
-  for (const s of c.steps || []) {
-    stepRows.push(el("tr", { "data-step": String(s.number), class: shared && s.number <= shared ? "cmp-shared" : "" },
-      el("th", { scope: "row" }, String(s.number), shared && s.number <= shared ? el("div", { class: "muted small" }, "shared") : null),
-      stepCell(s.a, rwA.has(s.number) && !(sa.iterations || []).some(it => it.number === s.number && !it.rewound), "a", A.model),
-      stepCell(s.b, rwB.has(s.number) && !(sb.iterations || []).some(it => it.number === s.number && !it.rewound), "b", B.model)));
+  const numbers = [...new Set([...(c.steps || []).map(s => s.number), ...rwA.keys(), ...rwB.keys()])].sort((x, y) => x - y);
+  const live = new Map((c.steps || []).map(s => [s.number, s]));
+  for (const n of numbers) {
+    // The tries of step n a rewind set aside come first (they ran
+    // first), then the live step n.
+    const ra = rwA.get(n) || [], rb = rwB.get(n) || [];
+    for (let i = 0; i < Math.max(ra.length, rb.length); i++) {
+      stepRows.push(el("tr", { "data-step": String(n), class: "cmp-rewound" },
+        el("th", { scope: "row" }, String(n)), stepCell(ra[i], "a", A.model), stepCell(rb[i], "b", B.model)));
+    }
+    const s = live.get(n);
+    if (!s) continue;
+    stepRows.push(el("tr", { "data-step": String(n), class: shared && n <= shared ? "cmp-shared" : "cmp-live" },
+      el("th", { scope: "row" }, String(n), shared && n <= shared ? el("div", { class: "muted small" }, "shared") : null),
+      stepCell(s.a, "a", A.model), stepCell(s.b, "b", B.model)));
     if (shared && s.number === shared) {
       stepRows.push(el("tr", { class: "cmp-forkpoint" }, el("td", { colspan: 3 }, `${bFromA ? "B" : "A"} was forked from ${bFromA ? "A" : "B"} here, after step ${shared}.`)));
     }
@@ -115,16 +136,19 @@ function compareParts(c, sa, sb) {
     el("tbody", {}, stepRows)));
 
   const files = c.files || [];
+  const whence = x => ({ directory: "its workspace directory as it is now", checkpoint: "its last checkpoint (the directory is gone)", none: "no files (no workspace and no checkpoint)" })[x.workspace];
   return [
     el("h2", {}, "Outcome and totals"), totals,
     el("h2", {}, `Steps (${(c.steps || []).length})`), steps,
     el("h2", {}, "Final workspaces"),
+    A.workspace && B.workspace ? el("p", { class: "muted small", id: "compare-whence" }, `A: ${whence(A)}. B: ${whence(B)}.`) : null,
     files.length ? [el("p", {}, `${files.length} file${files.length === 1 ? " differs" : "s differ"} from A's workspace to B's:`),
       el("ul", { class: "chg-list", id: "compare-files" }, files.map(f => el("li", { "data-path": f.path, "data-change": f.change },
         el("span", { class: "chg chg-" + f.change }, f.change), " ", el("code", {}, f.path))))]
       : el("p", { id: "compare-files", class: "muted" }, "The two final workspaces hold the same files."),
     c.diff ? udiff(c.diff) : null,
-  ].flat();
+    c.diff_truncated ? el("p", { class: "muted small", id: "compare-truncated" }, "The diff was cut at its size limit; the list of files above is whole.") : null,
+  ].flat().filter(x => x !== null && x !== undefined);
 }
 
 // udiff draws unified diff text line by line: added lines green, removed

@@ -25,12 +25,26 @@ const forkLogPage = 1000;
 // how far the log has been read.
 const forkLogs = new Map();
 
+// forkRedraw calls render, the render of session id's page, if that page
+// is still the one on screen: a read that ends after the person moved to
+// another page never draws over it.
+function forkRedraw(id, render) {
+  if (forkOnScreen(id) && render) render();
+}
+
+// forkOnScreen says whether session id's page is the one on screen.
+function forkOnScreen(id) {
+  const m = location.hash.match(/^#\/s\/([A-Za-z0-9_-]+)/);
+  return !!m && m[1] === id;
+}
+
 // forkCheckpoints returns what is known of session s's checkpoints and,
 // when the log has grown past what was read, reads the rest and calls
-// changed once something new was learnt.
+// changed (the latest one given for s) once something new was learnt.
 function forkCheckpoints(s, changed) {
   let k = forkLogs.get(s.id);
   if (!k) { k = { after: 0, steps: new Set(), known: false, reading: false, error: "" }; forkLogs.set(s.id, k); }
+  k.changed = changed;
   if (k.reading || (k.known && k.after >= s.seq)) return k;
   k.reading = true;
   (async () => {
@@ -50,7 +64,7 @@ function forkCheckpoints(s, changed) {
       k.error = "";
     } catch (e) { k.error = e.message; k.known = true; k.after = Math.max(k.after, s.seq); }
     k.reading = false;
-    if (k.steps.size !== before || !wasKnown) changed();
+    if (k.steps.size !== before || !wasKnown) forkRedraw(s.id, k.changed);
   })();
   return k;
 }
@@ -73,6 +87,13 @@ function forkStepActions(s, it, changed) {
   return el("span", { class: "fork-actions" },
     canRewind ? el("button", { class: "link", type: "button", "data-rewind": String(it.number), "aria-label": `Rewind to step ${it.number}`, onclick: () => forkRewindDialog(s, it.number) }, "Rewind to here") : null,
     el("button", { class: "link", type: "button", "data-fork": String(it.number), "aria-label": `Fork from step ${it.number}`, onclick: () => forkForkDialog(s, it.number) }, "Fork from here"));
+}
+
+// forkedOnto says whether step it ran on the model a fork was started
+// with (rather than on a fallback): s is a fork, the step came after the
+// fork point, and it ran on s's current model.
+function forkedOnto(s, it) {
+  return !!(s && s.forked_from && it.number > s.forked_from.iteration && it.model && it.model === s.current_model);
 }
 
 // forkDialog is the one dialog both actions use, emptied for each use.

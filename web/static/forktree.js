@@ -16,8 +16,10 @@ const forkTrees = new Map();
 
 // forkTreeCard returns the card for session s: its fork tree, and a note
 // when its log holds no checkpoint (so nothing can be rewound or forked);
-// null when there is neither. The tree is read again when s's status or
-// origin changed, when it is older than forkTreeFresh at a render, and,
+// null when there is neither. The tree is read again when the page is
+// opened anew (changed, the page's render, is then another function),
+// when s's status or origin changed, when it is older than forkTreeFresh
+// at a render, and,
 // while a session in it still runs, every forkTreeFresh while the card is
 // on the page; changed is called when a read draws a different tree.
 function forkTreeCard(s, changed) {
@@ -29,13 +31,14 @@ function forkTreeCard(s, changed) {
     forkTreeLoad(s).then(tree => {
       t.key = key; t.at = Date.now(); t.loading = false;
       const sig = JSON.stringify(tree);
-      if (sig !== t.sig) { t.sig = sig; t.tree = tree; changed(); }
+      if (sig !== t.sig) { t.sig = sig; t.tree = tree; forkRedraw(s.id, t.view); }
       clearTimeout(t.timer);
       if (forkTreeLive(tree.top)) {
-        t.timer = setTimeout(() => { if (document.getElementById("fork-tree") && !t.loading) load(); }, forkTreeFresh);
+        t.timer = setTimeout(() => { if (forkOnScreen(s.id) && !t.loading) load(); }, forkTreeFresh);
       }
-    }, e => { t.loading = false; t.key = key; t.at = Date.now(); t.tree = { error: e.message }; t.sig = ""; changed(); });
+    }, e => { t.loading = false; t.key = key; t.at = Date.now(); t.tree = { error: e.message }; t.sig = ""; forkRedraw(s.id, t.view); });
   };
+  if (t.view !== changed) { t.view = changed; t.key = ""; }
   if (!t.loading && (t.key !== key || Date.now() - t.at > forkTreeFresh)) load();
   const k = forkCheckpoints(s, changed); // fork.js
   const finished = (s.iterations || []).some(it => it.status !== "in_progress");
