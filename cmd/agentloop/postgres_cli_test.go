@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentloop/agentloop/store/postgres"
 	"github.com/agentloop/agentloop/store/postgres/pgtest"
 )
 
@@ -77,7 +78,7 @@ func TestServersShareAPostgresDatabase(t *testing.T) {
 	c := newCLI(t)
 	c.db = pgtest.URL(t)
 	ws := t.TempDir()
-	if out, errOut, code := c.run("", "db", "migrate", "--db", c.db); code != 0 || !strings.Contains(out, "schema 0 → 1") {
+	if out, errOut, code := c.run("", "db", "migrate", "--db", c.db); code != 0 || !strings.Contains(out, fmt.Sprintf("schema 0 → %d", postgres.SchemaVersion)) {
 		t.Fatalf("db migrate: %d %s %s", code, out, errOut)
 	}
 	var servers []*serving

@@ -71,6 +71,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	webhookSecretFile := fs.String("webhook-secret-file", "", "file holding the secret that signs notifications (HMAC-SHA256): --webhook's and sessions' own notify URLs ($AGENTLOOP_WEBHOOK_SECRET otherwise)")
 	webhookPrivate := fs.Bool("webhook-allow-private", false, "let webhooks reach loopback and private addresses (local use and tests)")
 	webhookBackoff := fs.Duration("webhook-backoff", 5*time.Second, "delay before a failed notification is tried again; it doubles after each failure, up to an hour")
+	checkpointsDir := checkpointsFlag(fs)
 	leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "how long a server's claim on a session lasts unrenewed: with several servers on one PostgreSQL database, how soon another takes over the sessions of one that died")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: agentloop serve [flags]\n\nServes the HTTP API (/v1): sessions, their live event streams (SSE) and controls.")
@@ -208,9 +209,17 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	rc := resolver.RunnerConfig(st, prices)
 	rc.Resolve = tel.Resolver(rc.Resolve) // model calls join the session's trace
 	rc.OnDelta = func(id string, d model.Delta) { deltas.Publish(feed.Delta{SessionID: id, Delta: d}) }
+	cps, err := openCheckpoints(*checkpointsDir, *db, info)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentloop serve: %v\n", err)
+		return exitUsage
+	}
+	if cps != nil {
+		rc.Checkpoint = checkpointHook(cps, cfgFile) // forks and rewinds read them
+	}
 	sessionsCtx, stopSessions := context.WithCancelCause(context.Background())
 	defer stopSessions(nil)
-	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx, LeaseTTL: *leaseTTL, Engine: engine, TakeOverControls: true,
+	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx, LeaseTTL: *leaseTTL, Engine: engine, TakeOverControls: true, Checkpoints: cps,
 		OnFailed: func(id string, err error) {
 			if !errors.Is(err, context.Canceled) {
 				log.Error("session stopped: it is taken up again once the fault clears (within --lease-ttl)", "session_id", id, "err", err)

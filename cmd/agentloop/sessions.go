@@ -26,12 +26,13 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 		"list": sessionsList, "show": sessionsShow, "resume": sessionsResume, "terminate": sessionsTerminate, "pause": sessionsPause, "delete": sessionsDelete,
 		"reply": sessionsReply, "approvals": sessionsApprovals, "approve": sessionsApprove, "deny": sessionsDeny, "revoke": sessionsRevoke,
 		"recover": sessionsRecover, "follow-up": sessionsFollowUp, "fork": sessionsFork,
-		"rewind": sessionsRewind,
+		"rewind": sessionsRewind, "compare": sessionsCompare,
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, `Usage: agentloop sessions <command> [flags]
 
-  list                          list sessions, newest first (--status, --limit, --json)
+  list                          list sessions, newest first (--status, --limit, --json,
+                                --forked-from ID: the sessions forked from ID)
   show ID                       every iteration, tool call, message and usage (--json, --events)
   resume ID                     continue a paused, waiting or interrupted session
   recover                       resume every session a crashed process left running
@@ -46,6 +47,8 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
   deny ID CALL HASH ["reason"]  deny a tool call; the model sees the reason
   fork ID --at K                start a new session from ID's log up to the end of step K, in a new
                                 workspace holding that step's files (--model, --message TEXT, --dir NEWDIR)
+  compare A B                   two sessions side by side: outcome, totals, each step's tool calls,
+                                tokens and time, and the diff of their final workspaces (--json)
   rewind ID --at K              take a stopped session back to the end of step K, its files included:
                                 the later steps stay in the log, set aside (--message TEXT resumes it
                                 with that message; --dry-run only lists the files it would change)
@@ -61,7 +64,8 @@ talks to that agentloop server instead of the local database.`)
 		}
 		return 0
 	}
-	if url := serverIn(args[1:]); url != "" {
+	// fork and compare take --server themselves.
+	if url := serverIn(args[1:]); url != "" && args[0] != "fork" && args[0] != "compare" {
 		return sessionsRemote(url, args[0], args[1:], stdout, stderr)
 	}
 	fn, ok := subs[args[0]]
@@ -86,6 +90,7 @@ func sessionsList(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.Bool("json", false, "print JSON")
 	var labels labelFlags
 	fs.Var(&labels, "label", "only sessions with this KEY=VALUE label (repeatable: all of them)")
+	forkedFrom := fs.String("forked-from", "", "only the sessions forked from this session (its direct forks)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -94,7 +99,7 @@ func sessionsList(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	defer st.Close()
-	f := store.Filter{Limit: *limit, Unfinished: *unfinished, Labels: labels}
+	f := store.Filter{Limit: *limit, Unfinished: *unfinished, Labels: labels, ForkedFrom: *forkedFrom}
 	if *status != "" {
 		st, err := loop.ParseStatus(*status)
 		if err != nil {
@@ -106,6 +111,10 @@ func sessionsList(args []string, stdout, stderr io.Writer) int {
 	list, err := st.List(context.Background(), f)
 	if err != nil {
 		return fail(stderr, "%v", err)
+	}
+	if f.ForkedFrom != "" && len(list) == 0 && !*jsonOut {
+		fmt.Fprintf(stderr, "no session was forked from %s (fork it with agentloop sessions fork %s --at K)\n", f.ForkedFrom, f.ForkedFrom)
+		return 0
 	}
 	return printList(list, *jsonOut, stdout, stderr)
 }

@@ -31,6 +31,7 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	var sb sandboxFlags
 	sb.register(fs, "none") // as agentloop serve: every worker applies the same rules
 	maxSteps := fs.Int("max-concurrent-steps", 0, "most steps this worker runs at once (0: the SDK's default)")
+	checkpointsDir := checkpointsFlag(fs)
 	logFlags := registerLogFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: agentloop worker --temporal HOST:PORT [flags]\n\nRuns agentloop sessions as Temporal workflows: each model call, the tool calls and the")
@@ -76,6 +77,15 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	resolver := &assemble.Resolver{Sandbox: sandboxing}
 	rc := resolver.RunnerConfig(st, prices)
 	rc.Resolve = tel.Resolver(rc.Resolve) // model calls join the session's trace
+	cps, err := openCheckpoints(*checkpointsDir, *db, info)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentloop worker: %v\n", err)
+		return exitUsage
+	}
+	if cps != nil {
+		// Kept on this machine, or in the shared directory --checkpoints names.
+		rc.Checkpoint = checkpointHook(cps, nil)
+	}
 	runner, err := loop.New(rc)
 	if err != nil {
 		return fail(stderr, "%v", err)
