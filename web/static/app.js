@@ -294,7 +294,7 @@ function sessionView(id) {
     if (!top || top.sig !== sig) top = { sig, nodes: controls(s, running, stopped) };
     const [header, ...approvals] = top.nodes;
     const side = el("div", {},
-      iterationPanel((s.iterations || []).find(it => it.number === selected)),
+      iterationPanel(forkLiveStep(s, selected)), // fork.js
       forkTreeCard(s, render), // forktree.js
       planCard(s.plan),
       allowedCard(s),

@@ -120,7 +120,7 @@ function compareParts(c, sa, sb) {
     const ra = rwA.get(n) || [], rb = rwB.get(n) || [];
     for (let i = 0; i < Math.max(ra.length, rb.length); i++) {
       stepRows.push(el("tr", { "data-step": String(n), class: "cmp-rewound" },
-        el("th", { scope: "row" }, String(n)), stepCell(ra[i], "a", A.model), stepCell(rb[i], "b", B.model)));
+        el("th", { scope: "row" }, String(n), el("div", { class: "small" }, "set aside")), stepCell(ra[i], "a", A.model), stepCell(rb[i], "b", B.model)));
     }
     const s = live.get(n);
     if (!s) continue;
