@@ -138,12 +138,15 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 	forSession := fs.Bool("for-session", false, "allow this exact call for the rest of the session (approve)")
 	followTask := fs.String("task", "", "the follow-up's task (follow-up; default: what the ended session left)")
 	followModel := fs.String("model", "", "the follow-up's model (follow-up; default: the ended session's)")
+	rewindAt := fs.Int("at", 0, "the step whose end the session goes back to (rewind)")
+	rewindMessage := fs.String("message", "", "a message the model reads after that step; the session is resumed with it (rewind)")
+	dryRun := fs.Bool("dry-run", false, "only say which files the rewind would change (rewind)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	ctx := context.Background()
 	rest := fs.Args()
-	need := map[string]int{"revoke": 2, "follow-up": 1, "show": 1, "resume": 1, "reply": 2, "pause": 1, "terminate": 1, "delete": 1, "approve": 3, "deny": 3}
+	need := map[string]int{"rewind": 1, "revoke": 2, "follow-up": 1, "show": 1, "resume": 1, "reply": 2, "pause": 1, "terminate": 1, "delete": 1, "approve": 3, "deny": 3}
 	if n, ok := need[sub]; ok && len(rest) < n {
 		fmt.Fprintf(stderr, "agentloop sessions %s: missing arguments (see agentloop sessions -h)\n", sub)
 		return exitUsage
@@ -151,7 +154,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 	var res api.ControlResult
 	var err error
 	var before int64 // the log's end before a control that resumes the session
-	if sub == "resume" || sub == "reply" || sub == "approve" || sub == "deny" {
+	if sub == "resume" || sub == "reply" || sub == "approve" || sub == "deny" || sub == "rewind" {
 		st, err := stateOf(ctx, c, rest[0])
 		if err != nil {
 			return fail(stderr, "%v", err)
@@ -226,6 +229,30 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 		}
 		fmt.Fprintf(stderr, "Follow-up of %s: session %s\n", rest[0], created.ID)
 		return followRemote(c, created.ID, 0, 0, *jsonOut, false, stdout, stderr)
+	case "rewind":
+		if *rewindAt < 1 {
+			fmt.Fprintln(stderr, "agentloop sessions rewind: usage: agentloop sessions rewind ID --at K [--message TEXT] [--dry-run] [--json]")
+			return exitUsage
+		}
+		rw, err := c.Rewind(ctx, rest[0], api.RewindRequest{At: *rewindAt, Message: *rewindMessage, DryRun: *dryRun})
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		if *jsonOut && !rw.Resumed {
+			return printJSON(stdout, rw)
+		}
+		w := stdout
+		if *jsonOut {
+			w = stderr
+		}
+		describeRewind(w, rw, *dryRun)
+		if !rw.Resumed {
+			if !*dryRun {
+				fmt.Fprintf(w, "It is paused: resume it with agentloop sessions resume %s, or give it a message with agentloop sessions reply %s \"…\"\n", rest[0], rest[0])
+			}
+			return 0
+		}
+		return followRemote(c, rest[0], before, 0, *jsonOut, false, stdout, stderr)
 	case "delete":
 		if err := c.Delete(ctx, rest[0]); err != nil {
 			return fail(stderr, "%v", err)

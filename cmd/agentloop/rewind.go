@@ -57,7 +57,7 @@ func sessionsRewind(args []string, stdout, stderr io.Writer) int {
 	if *jsonOut {
 		w = stderr
 	}
-	describeRewind(w, res, *dry)
+	describeRewind(w, rewoundJSON(res), *dry)
 	if !res.Resumed {
 		if !*dry {
 			fmt.Fprintf(w, "It is paused: resume it with agentloop sessions resume %s%s, or give it a message with agentloop sessions reply %s \"…\"%s\n", id, env.again, id, env.again)
@@ -77,12 +77,12 @@ func rewoundJSON(res *service.Rewound) api.Rewound {
 }
 
 // describeRewind says what a rewind did (or, dry, would do).
-func describeRewind(w io.Writer, res *service.Rewound, dry bool) {
+func describeRewind(w io.Writer, res api.Rewound, dry bool) {
 	steps := "no later step is set aside"
-	if n := len(res.Steps); n > 0 {
-		steps = fmt.Sprintf("step %d is set aside", res.Steps[0])
+	if n := len(res.RewoundSteps); n > 0 {
+		steps = fmt.Sprintf("step %d is set aside", res.RewoundSteps[0])
 		if n > 1 {
-			steps = fmt.Sprintf("steps %s are set aside", joinSteps(res.Steps))
+			steps = fmt.Sprintf("steps %s are set aside", joinSteps(res.RewoundSteps))
 		}
 	}
 	files := "no file changes"
@@ -92,9 +92,9 @@ func describeRewind(w io.Writer, res *service.Rewound, dry bool) {
 		files = fmt.Sprintf("%d files change", n)
 	}
 	if dry {
-		fmt.Fprintf(w, "Rewinding session %s to the end of step %d (dry run: nothing changed): %s, %s\n", res.ID, res.At, steps, files)
+		fmt.Fprintf(w, "Rewinding session %s to the end of step %d (dry run: nothing changed): %s, %s\n", res.SessionID, res.At, steps, files)
 	} else {
-		fmt.Fprintf(w, "Session %s rewound to the end of step %d: %s, %s\n", res.ID, res.At, steps, files)
+		fmt.Fprintf(w, "Session %s rewound to the end of step %d: %s, %s\n", res.SessionID, res.At, steps, files)
 	}
 	what := map[string]string{"added": "comes back", "modified": "as it was then", "deleted": "goes away"}
 	if !dry {
