@@ -34,8 +34,13 @@ func TestForkFromThePageTreeAndCompare(t *testing.T) {
 	b.shot("fork-step-actions")
 
 	forkModel := b.repeating(`{"tool_calls":[{"name":"write_file","arguments":{"path":"c.txt","content":"forked\n"}}]}`, `{"text":"Wrote c.txt in the fork."}`)
+	// A model the server cannot read: its refusal shows in the dialog,
+	// which stays open for another try.
 	b.run(click(`[data-fork="2"]`), chromedp.WaitVisible(chromedp.CSS("#fork-dialog #fork-model")),
-		chromedp.SetValue(chromedp.CSS("#fork-model"), forkModel),
+		chromedp.SetValue(chromedp.CSS("#fork-model"), "gpt-nothing"), click("#fork-ok"))
+	b.waitText("#fork-error", "write it as PROVIDER/NAME")
+	b.shot("fork-dialog-refused")
+	b.run(chromedp.SetValue(chromedp.CSS("#fork-model"), forkModel),
 		chromedp.SetValue(chromedp.CSS("#fork-message"), "Write c.txt instead of going on."))
 	b.shot("fork-dialog")
 	b.run(click("#fork-ok"))
