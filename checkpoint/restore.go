@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agentloop/agentloop/internal/teststop"
 )
@@ -181,24 +183,46 @@ func removeEmptyParents(root, dir string) {
 }
 
 // syncFiles makes the restored files and the directories that changed
-// durable, so a restore counted as done is on disk.
+// durable, so a restore counted as done is on disk. They are synced a
+// few at a time: one by one, waiting on the disk dominated a restore.
 func syncFiles(workspace string, changes []Change) error {
 	dirs := map[string]bool{workspace: true}
+	var paths []string
 	for _, c := range changes {
 		p := filepath.Join(workspace, filepath.FromSlash(c.Path))
 		dirs[filepath.Dir(p)] = true
-		if c.Change == Deleted {
-			continue
-		}
-		if err := syncPath(p); err != nil {
-			return fmt.Errorf("checkpoint: restoring %s: %w", workspace, err)
+		if c.Change != Deleted {
+			paths = append(paths, p)
 		}
 	}
+	files := len(paths)
 	for d := range dirs {
-		_ = syncPath(d) // a directory deleting emptied is gone
+		paths = append(paths, d)
+	}
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(syncers, len(paths)) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = syncPath(paths[i])
+			}
+		})
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	// A directory that deleting emptied is gone: only files count.
+	if err := errors.Join(errs[:files]...); err != nil {
+		return fmt.Errorf("checkpoint: restoring %s: %w", workspace, err)
 	}
 	return nil
 }
+
+// syncers is how many files syncFiles syncs at once.
+const syncers = 16
 
 func syncPath(p string) error {
 	info, err := os.Lstat(p)
