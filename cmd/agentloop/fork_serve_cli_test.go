@@ -269,9 +269,11 @@ func TestForkOnTheServer(t *testing.T) {
 	if len(page.Sessions) != 0 {
 		t.Fatalf("forks of a fork nobody forked: %+v", page.Sessions)
 	}
-	out, errOut, code := c.run("", "sessions", "list", "--forked-from", id, "--json")
-	if code != 0 || !strings.Contains(out, forkA.ID) || !strings.Contains(out, forkB.ID) || strings.Count(out, `"forked_from"`) != 2 {
-		t.Fatalf("sessions list --forked-from: %d\n%s\n%s", code, out, errOut)
+	for _, where := range [][]string{{}, {"--server", s.url}} {
+		out, errOut, code := c.run("", append([]string{"sessions", "list", "--forked-from", id, "--json"}, where...)...)
+		if code != 0 || !strings.Contains(out, forkA.ID) || !strings.Contains(out, forkB.ID) || strings.Count(out, `"forked_from"`) != 2 {
+			t.Fatalf("sessions list --forked-from %v: %d\n%s\n%s", where, code, out, errOut)
+		}
 	}
 
 	// Compare: over HTTP, and with the CLI against the server and the database.
@@ -308,6 +310,14 @@ func TestForkOnTheServer(t *testing.T) {
 	}
 	if code, _ := s.post(t, "/v1/sessions/"+id+"/fork", `{"at":12}`); code != 400 {
 		t.Fatalf("a fork past the last step: %d", code)
+	}
+
+	// The CLI forks on the server and follows the fork from its own first
+	// step: the copied steps are not printed again.
+	out, errOut, code := c.run("", "sessions", "fork", id, "--at", "5", "--model", "script:"+script, "--server", s.url)
+	if code != 0 || !strings.Contains(out, "scripted fork done") || !strings.Contains(errOut, "forked from "+id+" at step 5") ||
+		!strings.Contains(errOut, "step 6: write_file forked.txt") || strings.Contains(errOut, "step 5:") {
+		t.Fatalf("sessions fork --server: %d\n%s\n%s", code, out, errOut)
 	}
 }
 

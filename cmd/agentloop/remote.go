@@ -74,6 +74,9 @@ func summariesOf(in []api.Summary) []loop.Summary {
 		out[i] = loop.Summary{ID: s.ID, Tenant: s.Tenant, Task: s.Task, Model: s.Model, Status: loop.Status(s.Status), Reason: loop.StopReason(s.Reason),
 			Iteration: s.Iteration, MaxIterations: s.MaxIterations, Tokens: s.Tokens, CostUSD: s.CostUSD, CreatedAt: s.CreatedAt,
 			UpdatedAt: s.UpdatedAt, LastSeq: s.LastSeq, Workspace: s.Workspace, Labels: s.Labels}
+		if f := s.ForkedFrom; f != nil {
+			out[i].ForkedFrom = &loop.ForkedFrom{ID: f.ID, Iteration: f.Iteration}
+		}
 	}
 	return out
 }
@@ -133,6 +136,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 	jsonOut := fs.Bool("json", false, "print JSON")
 	status := fs.String("status", "", "only sessions with this status")
 	limit := fs.Int("limit", 50, "at most this many sessions")
+	forkedFrom := fs.String("forked-from", "", "only the sessions forked from this session (list)")
 	events := fs.Bool("events", false, "print the raw event log as JSON lines")
 	argsJSON := fs.String("args", "", "replace the call's arguments with this JSON (approve)")
 	forSession := fs.Bool("for-session", false, "allow this exact call for the rest of the session (approve)")
@@ -164,6 +168,9 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 	switch sub {
 	case "list":
 		list, err := c.List(ctx, *status, *limit)
+		if *forkedFrom != "" {
+			list, err = c.Forks(ctx, *forkedFrom, *limit) // the fork tree's next level
+		}
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
