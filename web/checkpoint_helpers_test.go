@@ -24,12 +24,13 @@ import (
 // newCheckpointBrowser is newBrowser on a server that keeps workspace
 // checkpoints, as `agentloop serve` does: the service holds the
 // checkpoint store (for fork and rewind) and its runner snapshots each
-// session's workspace after the steps that changed it.
+// session's workspace after the steps that changed it. They are kept in
+// b.dir/checkpoints.
 func newCheckpointBrowser(t *testing.T, approval string) *browser {
 	t.Helper()
 	return newBrowserWith(t, approval, func(cfg *server.Config) {
 		st := cfg.Keys.(*sqlite.Store)
-		cs := &checkpoint.Store{Root: filepath.Join(t.TempDir(), "checkpoints")}
+		cs := &checkpoint.Store{Root: filepath.Join(filepath.Dir(cfg.Defaults.Workspaces), "checkpoints")}
 		resolver := &assemble.Resolver{OnWorkspace: cfg.Workspaces.Track}
 		rc := resolver.RunnerConfig(st, price.Default())
 		rc.Checkpoint = cs.Hook(nil)

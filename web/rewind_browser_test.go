@@ -117,3 +117,24 @@ func TestNoCheckpointsNoRewindOrFork(t *testing.T) {
 	b.shot("no-checkpoints")
 	post(t, b.url+"/v1/sessions/"+id+"/rewind", `{"at":1,"dry_run":true}`, 400, nil)
 }
+
+// A rewind the server refuses — here the session's checkpoints are gone
+// from the machine — says why in the confirmation, which offers no
+// Rewind button to press.
+func TestRewindRefusedSaysWhy(t *testing.T) {
+	b := newCheckpointBrowser(t, "auto")
+	id := postSession(t, b.url, fmt.Sprintf(`{"task":"Write a note","model":%q}`, b.script(originalScript, `{"text":"Wrote a.txt."}`)))
+	waitEnded(t, b.url, id)
+	if err := os.RemoveAll(filepath.Join(b.dir, "checkpoints")); err != nil {
+		t.Fatal(err)
+	}
+	b.run(chromedp.Navigate(b.url+"/#/s/"+id), chromedp.WaitVisible(chromedp.CSS(status("completed"))),
+		click(`[data-rewind="1"]`), chromedp.WaitVisible(chromedp.CSS("#rewind-refused")))
+	if got := b.text("#rewind-refused"); !strings.Contains(got, "the workspace of step 1 is not on this machine") {
+		t.Errorf("the refusal says %q", got)
+	}
+	if !eval[bool](b, `document.querySelector("#rewind-ok").disabled && document.querySelector("#rewind-ask").hidden`) {
+		t.Error("a refused rewind still asks for a message, or can be confirmed")
+	}
+	b.shot("rewind-refused")
+}

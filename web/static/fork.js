@@ -147,10 +147,10 @@ async function forkRewindDialog(s, n) {
   };
   message.addEventListener("input", sayResume);
   sayResume();
+  const ask = el("div", { id: "rewind-ask" }, el("label", { for: "rewind-message" }, "Message to the agent"), message, resumes);
   d.replaceChildren(el("form", { method: "dialog", "aria-labelledby": "rewind-title" },
     el("h2", { id: "rewind-title" }, `Rewind to step ${n}`),
-    what,
-    el("label", { for: "rewind-message" }, "Message to the agent"), message, resumes, error,
+    what, ask, error,
     el("div", { class: "row" },
       el("button", { type: "submit", value: "cancel", id: "rewind-cancel" }, "Cancel"), ok)));
   d.showModal();
@@ -167,6 +167,7 @@ async function forkRewindDialog(s, n) {
     ok.disabled = false;
   } catch (e) {
     what.replaceChildren(el("p", { class: "error", id: "rewind-refused" }, e.message));
+    ask.hidden = true; // nothing to ask about a rewind the server refuses
     return;
   }
   ok.onclick = async () => {
