@@ -4,26 +4,20 @@
 //
 // What is offered, and why:
 //   - Both actions need the workspace as it was at the step, so they are
-//     offered on a step only when the session's log holds a
-//     workspace.checkpointed event at or before it (read from
-//     GET /v1/sessions/{id}/events; a server run with checkpoints off
-//     records none). The server has the last word: its refusal (a 400
-//     from the dry run or the fork) is shown as it said it.
+//     offered on a step only when the session's state lists a live
+//     checkpoint (its "checkpoints") taken at or before the step's end; a
+//     server run with checkpoints off records none. The server has the
+//     last word: its refusal (a 400 from the dry run or the fork) is
+//     shown as it said it.
 //   - Rewind is offered on ended and paused sessions only (the server
 //     answers 409 to any other), fork on any session.
 //   - Neither is offered on a step that is still running or was set
 //     aside by an earlier rewind.
 // Nothing here keeps a copy of the session's state: the page's render
-// passes it in, and the log's checkpoint events are the only thing read
-// and remembered here (they never change once written).
+// passes it in.
 "use strict";
 
 const forkEnded = ["completed", "failed", "terminated", "error"];
-const forkLogPage = 1000;
-
-// forkLogs: per session, the steps its log says were checkpointed, and
-// how far the log has been read.
-const forkLogs = new Map();
 
 // forkRedraw calls render, the render of session id's page, if that page
 // is still the one on screen: a read that ends after the person moved to
@@ -38,51 +32,17 @@ function forkOnScreen(id) {
   return !!m && m[1] === id;
 }
 
-// forkCheckpoints returns what is known of session s's checkpoints and,
-// when the log has grown past what was read, reads the rest and calls
-// changed (the latest one given for s) once something new was learnt.
-function forkCheckpoints(s, changed) {
-  let k = forkLogs.get(s.id);
-  if (!k) { k = { after: 0, steps: new Set(), known: false, reading: false, error: "" }; forkLogs.set(s.id, k); }
-  k.changed = changed;
-  if (k.reading || (k.known && k.after >= s.seq)) return k;
-  k.reading = true;
-  (async () => {
-    const before = k.steps.size, wasKnown = k.known;
-    try {
-      for (;;) {
-        const page = await api("GET", `/v1/sessions/${encodeURIComponent(s.id)}/events?after=${k.after}&limit=${forkLogPage}`);
-        for (const e of page.events || []) if (e.type === "workspace.checkpointed" && e.data) k.steps.add(e.data.iteration);
-        if (!(page.events || []).length) break;
-        k.after = page.next;
-        if (page.events.length < forkLogPage) break;
-      }
-      // The state this was asked for is read: a log that holds no more
-      // events than that is not asked again until the state moves on.
-      k.after = Math.max(k.after, s.seq);
-      k.known = true;
-      k.error = "";
-    } catch (e) { k.error = e.message; k.known = true; k.after = Math.max(k.after, s.seq); }
-    k.reading = false;
-    if (k.steps.size !== before || !wasKnown) forkRedraw(s.id, k.changed);
-  })();
-  return k;
-}
-
-// forkCheckpointAtOrBefore says whether a step's workspace can be
-// restored: some checkpoint was taken at or before its end.
-function forkCheckpointAtOrBefore(k, n) {
-  for (const c of k.steps) if (c <= n) return true;
-  return false;
+// forkCheckpointAtOrBefore says whether step n's workspace can be
+// restored: a live checkpoint was taken at or before its end.
+function forkCheckpointAtOrBefore(s, n) {
+  return (s.checkpoints || []).some(c => c.iteration <= n);
 }
 
 // forkStepActions is what a step's heading carries: a "rewound" tag for a
 // step set aside, else the buttons that make sense for it (possibly none).
-function forkStepActions(s, it, changed) {
+function forkStepActions(s, it) {
   if (it.rewound) return el("span", { class: "rewound-tag", title: "A rewind set this step aside: it stays in the log, and is no longer part of the conversation" }, "rewound");
-  if (!s || it.status === "in_progress") return null;
-  const k = forkCheckpoints(s, changed);
-  if (!k.known || !forkCheckpointAtOrBefore(k, it.number)) return null;
+  if (!s || it.status === "in_progress" || !forkCheckpointAtOrBefore(s, it.number)) return null;
   const canRewind = forkEnded.includes(s.status) || s.status === "paused";
   return el("span", { class: "fork-actions" },
     canRewind ? el("button", { class: "link", type: "button", "data-rewind": String(it.number), "aria-label": `Rewind to step ${it.number}`, onclick: () => forkRewindDialog(s, it.number) }, "Rewind to here") : null,

@@ -15,7 +15,7 @@ const forkTreeFresh = 5000; // ms a loaded tree is shown before it is read again
 const forkTrees = new Map();
 
 // forkTreeCard returns the card for session s: its fork tree, and a note
-// when its log holds no checkpoint (so nothing can be rewound or forked);
+// when its state lists no checkpoint (so nothing can be rewound or forked);
 // null when there is neither. The tree is read again when the page is
 // opened anew (changed, the page's render, is then another function),
 // when s's status or origin changed, when it is older than forkTreeFresh
@@ -40,10 +40,9 @@ function forkTreeCard(s, changed) {
   };
   if (t.view !== changed) { t.view = changed; t.key = ""; }
   if (!t.loading && (t.key !== key || Date.now() - t.at > forkTreeFresh)) load();
-  const k = forkCheckpoints(s, changed); // fork.js
-  const finished = (s.iterations || []).some(it => it.status !== "in_progress");
-  const none = k.known && !k.error && finished && !k.steps.size
-    ? el("p", { class: "muted small", id: "fork-none" }, "This session's log holds no workspace checkpoint — the server keeps none (agentloop serve --checkpoints off), or the session ran before it did — so it cannot be rewound or forked.")
+  const finished = (s.iterations || []).some(it => it.status !== "in_progress" && !it.rewound);
+  const none = finished && !(s.checkpoints || []).length
+    ? el("p", { class: "muted small", id: "fork-none" }, "This session has no workspace checkpoint — the server keeps none (agentloop serve --checkpoints off), or the session ran before it did — so it cannot be rewound or forked.")
     : null;
   const tree = t.tree && (t.tree.error ? el("p", { class: "error" }, t.tree.error)
     : t.tree.top.children.length || t.tree.top.id !== s.id ? forkTreeDraw(s, t.tree) : null);
