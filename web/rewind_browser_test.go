@@ -138,3 +138,49 @@ func TestRewindRefusedSaysWhy(t *testing.T) {
 	}
 	b.shot("rewind-refused")
 }
+
+// A paused session rewound from the page resumes at once, with no
+// message: the confirmation says so, and the session runs on from the
+// step it was taken back to, to its end.
+func TestRewindAPausedSessionResumesIt(t *testing.T) {
+	b := newCheckpointBrowser(t, "auto")
+	release := filepath.Join(t.TempDir(), "release")
+	id := postSession(t, b.url, fmt.Sprintf(`{"task":"Write the notes","model":%q}`, b.script(
+		originalScript,
+		// Step 2 holds until the test lets it go, so the page can pause
+		// the session while it runs, however fast the machine is.
+		fmt.Sprintf(`{"tool_calls":[{"name":"execute_command","arguments":{"command":"while [ ! -e %s ]; do sleep 0.05; done; echo two > b.txt"}}]}`, release),
+		`{"tool_calls":[{"name":"write_file","arguments":{"path":"a.txt","content":"one\nthree\n"}}]}`,
+		`{"text":"Done."}`)))
+	b.run(chromedp.Navigate(b.url+"/#/s/"+id), chromedp.WaitVisible(chromedp.CSS(`#timeline .iter[data-n="2"]`)), click("#btn-pause"))
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.run(chromedp.WaitVisible(chromedp.CSS(status("paused"))), click(`[data-rewind="1"]`), chromedp.WaitVisible(chromedp.CSS("#rewind-files")))
+	st := readState(t, b.url, id)
+	if got := files(t, st.Workspace); !sameFiles(got, map[string]string{"a.txt": "one\n", "b.txt": "two\n"}) {
+		t.Fatalf("paused after step 2, the workspace holds %q", got)
+	}
+	if got := eval[string](b, `[...document.querySelectorAll("#rewind-files li")].map(l => l.dataset.path + ":" + l.dataset.change).join(" ")`); got != "b.txt:deleted" {
+		t.Errorf("the confirmation lists %q", got)
+	}
+	if got := b.text("#rewind-resumes"); got != "The session resumes from the end of step 1 at once." {
+		t.Errorf("a paused session's confirmation says %q", got)
+	}
+	b.shot("rewind-paused-dialog")
+	b.run(click("#rewind-ok"), chromedp.WaitVisible(chromedp.CSS(status("completed"))))
+	end := waitEnded(t, b.url, id)
+	var rewound []int
+	for _, it := range end.Iterations {
+		if it.Rewound {
+			rewound = append(rewound, it.Number)
+		}
+	}
+	if len(end.Iterations) != 5 || len(rewound) != 1 || rewound[0] != 2 {
+		t.Errorf("%d steps, rewound %v; want 5 steps, step 2 rewound", len(end.Iterations), rewound)
+	}
+	if got := files(t, end.Workspace); !sameFiles(got, map[string]string{"a.txt": "one\nthree\n", "b.txt": "two\n"}) {
+		t.Errorf("at the end the workspace holds %q", got)
+	}
+	b.shot("rewind-paused-completed")
+}
