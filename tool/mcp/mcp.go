@@ -83,6 +83,9 @@ type ServerConfig struct {
 	// BearerTokenEnv names an environment variable holding a token sent
 	// as "Authorization: Bearer <token>", read at every (re)connect.
 	BearerTokenEnv string
+	// OAuth, when set, sends OAuth access tokens that a person obtained
+	// with Login (agentloop mcp login NAME), refreshing them; see OAuth.
+	OAuth *OAuth
 	// HTTPClient replaces http.DefaultClient's transport for URL servers.
 	HTTPClient *http.Client
 
@@ -258,6 +261,9 @@ func (cfg *ServerConfig) validate() error {
 		if cfg.BearerTokenEnv != "" && strings.EqualFold(k, "Authorization") {
 			return fmt.Errorf("MCP server %q: set either an Authorization header or bearer_token_env, not both", cfg.Name)
 		}
+	}
+	if err := cfg.validateOAuth(); err != nil {
+		return err
 	}
 	for name, e := range cfg.ToolEffects {
 		if !validEffect(e) {

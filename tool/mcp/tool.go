@@ -107,6 +107,12 @@ func (s *Server) callOn(ctx context.Context, c *conn, name string, args json.Raw
 		if cause := context.Cause(cctx); cause != nil && errors.Is(cause, ErrClosed) {
 			return tool.Result{Output: fmt.Sprintf("MCP server %q was shut down while tool %q ran; its effects may be partial", s.cfg.Name, name), IsError: true}, nil, nil
 		}
+		var login *LoginRequiredError
+		if errors.As(err, &login) {
+			// The server is up but refuses this process's tokens: a new
+			// connection would be refused too.
+			return tool.Result{Output: login.Error(), IsError: true}, nil, nil
+		}
 		var rpc *jsonrpc.Error
 		if errors.As(err, &rpc) && !localCodes[rpc.Code] {
 			// The server answered: it refused the call (unknown tool,

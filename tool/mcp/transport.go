@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 )
 
 // dialURL reaches a URL server and initialises the MCP session. With no
@@ -36,13 +38,26 @@ func (s *Server) dialURL(ctx context.Context, c *conn) (*conn, error) {
 	}
 	client.Transport = rec
 	c.url = s.cfg.URL
+	var oauth *oauthSession
+	if s.cfg.OAuth != nil {
+		if oauth, err = newOAuthSession(&s.cfg, s.oauthClient()); err != nil {
+			return nil, err
+		}
+		// The SSE transport takes no OAuth handler: the recorder sends
+		// the token there (streamable HTTP's transport sends its own).
+		rec.tokens = oauth
+	}
 
 	mode := s.cfg.Transport
 	if mode == "" {
 		mode = s.spoken
 	}
 	if mode != TransportSSE {
-		sess, err := s.client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, DisableStandaloneSSE: true}, nil)
+		st := &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, DisableStandaloneSSE: true}
+		if oauth != nil {
+			st.OAuthHandler = oauth
+		}
+		sess, err := s.client.Connect(ctx, st, nil)
 		if err == nil {
 			s.spoken = TransportStreamable
 			return c.attach(sess), nil
@@ -124,9 +139,16 @@ func oldServerStatus(status int) bool {
 }
 
 func (s *Server) urlError(err error, status int, note string) error {
+	var login *LoginRequiredError
+	if errors.As(err, &login) {
+		return login // it names the server and the remedy
+	}
 	hint := ""
-	if status == http.StatusUnauthorized || status == http.StatusForbidden {
-		hint = fmt.Sprintf("; the server refused the credentials (HTTP %d): give a token with bearer_token_env or an Authorization header", status)
+	switch {
+	case (status == http.StatusUnauthorized || status == http.StatusForbidden) && s.cfg.OAuth != nil:
+		hint = fmt.Sprintf("; the server refused the OAuth token (HTTP %d): run \"agentloop mcp login %s\"", status, s.cfg.Name)
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		hint = fmt.Sprintf("; the server refused the credentials (HTTP %d): give a token with bearer_token_env or an Authorization header, or set oauth: true and run \"agentloop mcp login %s\"", status, s.cfg.Name)
 	}
 	return fmt.Errorf("MCP server %q: connecting to %s%s: %w%s", s.cfg.Name, s.cfg.URL, note, err, hint)
 }
@@ -147,13 +169,23 @@ func (c *conn) attach(sess *sdk.ClientSession) *conn {
 type statusRecorder struct {
 	base          http.RoundTripper
 	authorization string
-	firstPost     atomic.Int32
+	// tokens, when set, gives the OAuth access token of requests that
+	// carry no Authorization header (the SSE transport's).
+	tokens    oauth2.TokenSource
+	firstPost atomic.Int32
 }
 
 func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if r.authorization != "" {
 		req = req.Clone(req.Context())
 		req.Header.Set("Authorization", r.authorization)
+	} else if r.tokens != nil && req.Header.Get("Authorization") == "" {
+		tok, err := r.tokens.Token()
+		if err != nil {
+			return nil, err
+		}
+		req = req.Clone(req.Context())
+		tok.SetAuthHeader(req)
 	}
 	resp, err := r.base.RoundTrip(req)
 	if err == nil && req.Method == http.MethodPost {
