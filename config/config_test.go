@@ -61,7 +61,7 @@ func TestExampleIsValid(t *testing.T) {
 	if p.Model != "openai/gpt-4.1-mini" || strings.Join(p.FallbackModels, ",") != "openai/gpt-4.1" || p.APIKeyEnv != "OPENAI_API_KEY" || len(p.Tools) != len(builtins) || len(p.Verify) != 2 {
 		t.Errorf("coder = %+v", p)
 	}
-	if len(p.MCPServers) != 2 || p.MCPServers[0].Name != "github" || p.MCPServers[0].Env["GITHUB_PERSONAL_ACCESS_TOKEN"] != "${GITHUB_TOKEN}" || p.MCPServers[1].URL == "" {
+	if len(p.MCPServers) != 3 || p.MCPServers[0].Name != "github" || p.MCPServers[0].Env["GITHUB_PERSONAL_ACCESS_TOKEN"] != "${GITHUB_TOKEN}" || p.MCPServers[1].URL == "" || p.MCPServers[2].OAuth == nil {
 		t.Errorf("mcp servers = %+v", p.MCPServers)
 	}
 	if !filepath.IsAbs(p.SystemPromptFile) || !filepath.IsAbs(c.DB) {

@@ -24,7 +24,7 @@ var (
 	sandboxLimitKeys = []string{"cpu_seconds", "address_space_mb", "processes", "file_size_mb", "open_files"}
 	limitKeys        = []string{"max_iterations", "timeout", "model_timeout", "tool_timeout", "budget_tokens", "budget_usd", "budget_tool_calls", "max_tool_calls_per_turn", "no_progress", "on_stuck", "stuck_error_repeats", "stuck_repeats", "stuck_nudge", "stuck_headless", "wrap_up", "condense", "condense_model", "max_output_tokens"}
 	approvalKeys     = []string{"read", "write", "execute", "tools"}
-	mcpKeys          = []string{"command", "args", "env", "cwd", "url", "headers", "tool_prefix", "tools", "effect", "tool_effects", "reconnects", "connect_timeout", "transport", "bearer_token_env"}
+	mcpKeys          = []string{"command", "args", "env", "cwd", "url", "headers", "tool_prefix", "tools", "effect", "tool_effects", "reconnects", "connect_timeout", "transport", "bearer_token_env", "oauth"}
 	policies         = []string{string(loop.PolicyAuto), string(loop.PolicyAsk), string(loop.PolicyDeny)}
 	effects          = []string{string(tool.EffectRead), string(tool.EffectWrite), string(tool.EffectExecute)}
 )
@@ -579,6 +579,9 @@ func (p *parser) mcpServer(key, n *yaml.Node, s *mcp.ServerConfig, what string) 
 				s.BearerTokenEnv = e
 			}
 			httpOnly = append(httpOnly, kn)
+		case "oauth":
+			s.OAuth = p.mcpOAuth(v, field)
+			httpOnly = append(httpOnly, kn)
 		case "tool_prefix":
 			if pre, ok := p.str(v, field); ok {
 				if !prefixChars.MatchString(pre) {
@@ -642,6 +645,16 @@ func (p *parser) mcpServer(key, n *yaml.Node, s *mcp.ServerConfig, what string) 
 		for k := range s.Headers {
 			if strings.EqualFold(k, "Authorization") {
 				p.at(key, "%s: set either an Authorization header or bearer_token_env, not both", what)
+			}
+		}
+	}
+	if s.OAuth != nil {
+		if s.BearerTokenEnv != "" {
+			p.at(key, "%s: set either oauth or bearer_token_env, not both", what)
+		}
+		for k := range s.Headers {
+			if strings.EqualFold(k, "Authorization") {
+				p.at(key, "%s: set either oauth or an Authorization header, not both", what)
 			}
 		}
 	}
