@@ -421,4 +421,16 @@ func TestForkKilledOnTheServer(t *testing.T) {
 	if exists(filepath.Join(checkpoints, done.ID+".fork.json")) {
 		t.Fatal("the recorded fork's note outlived the restart")
 	}
+	// The fork's files belong to whoever the original's belong to: a
+	// server running as root gives both to the sandbox user.
+	owner := func(p string) uint32 {
+		info, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Sys().(*syscall.Stat_t).Uid
+	}
+	if o := owner(filepath.Join(root, id)); owner(done.Workspace) != o || owner(filepath.Join(done.Workspace, "f0.txt")) != o {
+		t.Fatalf("the fork's workspace belongs to uid %d, its f0.txt to %d; the original's to %d", owner(done.Workspace), owner(filepath.Join(done.Workspace, "f0.txt")), o)
+	}
 }
