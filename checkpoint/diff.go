@@ -16,7 +16,10 @@ const DefaultMaxPatch = 1 << 20
 // Side is one side of a Diff: a workspace directory as it is now (read
 // with Save's rules: no .git, no ignored files, no file over the size
 // limit), or else checkpoint ID of session Session. The zero Side is an
-// empty workspace (a session that has neither).
+// empty workspace (a session that has neither). A directory side that
+// names its Session is read starting from that session's snapshots, so
+// files unchanged since its last checkpoint are neither hashed nor
+// copied again.
 type Side struct {
 	Dir     string
 	Session string
@@ -57,14 +60,18 @@ func (s *Store) Diff(ctx context.Context, a, b Side, maxPatch int) (*Diff, error
 	}
 	var alternates []string
 	for _, side := range []Side{a, b} {
-		if side.Dir != "" || side.ID == "" {
-			continue
+		switch {
+		case side.Dir != "" && side.Session != "":
+			if src, ok := s.repoOf(side.Session); ok {
+				alternates = append(alternates, filepath.Join(src, "objects"))
+			}
+		case side.Dir == "" && side.ID != "":
+			src, err := s.checkpointRepo(ctx, side.Session, side.ID)
+			if err != nil {
+				return nil, err
+			}
+			alternates = append(alternates, filepath.Join(src, "objects"))
 		}
-		src, err := s.checkpointRepo(ctx, side.Session, side.ID)
-		if err != nil {
-			return nil, err
-		}
-		alternates = append(alternates, filepath.Join(src, "objects"))
 	}
 	if len(alternates) > 0 {
 		alt := filepath.Join(gd, "objects", "info", "alternates")
@@ -124,7 +131,16 @@ func (s *Store) sideTree(ctx context.Context, gd string, side Side) (string, err
 			return "", err
 		}
 		index := filepath.Join(gd, "scratch-index")
-		defer os.Remove(index) // each directory side starts from an empty index
+		defer os.Remove(index) // each directory side starts from its own index
+		if src, ok := s.repoOf(side.Session); ok && side.Session != "" {
+			// The session's snapshots' index: git hashes only the files
+			// whose size or time changed since.
+			if data, err := os.ReadFile(filepath.Join(src, "index")); err == nil {
+				if err := os.WriteFile(index, data, 0o600); err != nil {
+					return "", fmt.Errorf("checkpoint: %w", err)
+				}
+			}
+		}
 		if _, err := git(ctx, gd, side.Dir, index, nil, "add", "-A", "--ignore-errors", "."); err != nil {
 			return "", err
 		}
@@ -146,4 +162,19 @@ func (s *Store) sideTree(ctx context.Context, gd string, side Side) (string, err
 		}
 		return strings.TrimSpace(string(tree)), nil
 	}
+}
+
+// repoOf is the shadow repository of session id when it has one here.
+func (s *Store) repoOf(id string) (string, bool) {
+	if id == "" || s.Root == "" {
+		return "", false
+	}
+	gd, err := s.gitDir(id)
+	if err != nil {
+		return "", false
+	}
+	if _, err := os.Stat(filepath.Join(gd, "HEAD")); err != nil {
+		return "", false
+	}
+	return gd, true
 }

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,6 +80,23 @@ func TestDiffBetweenDirectoriesAndCheckpoints(t *testing.T) {
 		}
 	}
 
+	// Directories read from their sessions' snapshots see what changed
+	// since: a file written after the checkpoint, one deleted.
+	write(t, b, "later.txt", "later\n")
+	if err := os.Remove(filepath.Join(a, "gone/old.txt")); err != nil {
+		t.Fatal(err)
+	}
+	dl, err := s.Diff(ctx, Side{Dir: a, Session: "sa"}, Side{Dir: b, Session: "sb"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLater := []Change{{"edit.txt", Modified}, {"later.txt", Added}, {"new/deep.txt", Added}}
+	if !reflect.DeepEqual(dl.Files, wantLater) || !strings.Contains(dl.Patch, "+later\n") {
+		t.Fatalf("from the snapshots: %v\n%s", dl.Files, dl.Patch)
+	}
+	os.Remove(filepath.Join(b, "later.txt"))
+	write(t, a, "gone/old.txt", "old\n")
+
 	// An empty side: everything the other holds is added.
 	d3, err := s.Diff(ctx, Side{}, Side{Session: "sb", ID: idb}, 0)
 	if err != nil {
@@ -110,5 +128,50 @@ func TestDiffBetweenDirectoriesAndCheckpoints(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(scratch); err != nil || len(entries) != 0 {
 		t.Fatalf("scratch repositories left behind: %v %v", entries, err)
+	}
+}
+
+// Comparing two 1,000-file workspaces that differ in one file, each side
+// its directory, with and without the sessions' shadow repositories to
+// start from (report: go test -bench Diff ./checkpoint).
+func BenchmarkDiffOfTwoWorkspaces(b *testing.B) {
+	s := &Store{Root: b.TempDir()}
+	a, c := b.TempDir(), b.TempDir()
+	for i := range 1000 {
+		content := strings.Repeat(fmt.Sprintf("line %d of a source file\n", i), 40)
+		for _, dir := range []string{a, c} {
+			p := filepath.Join(dir, fmt.Sprintf("pkg%02d", i%50), fmt.Sprintf("f%04d.go", i))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(c, "pkg00", "f0000.go"), []byte("changed\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, withRepos := range []bool{false, true} {
+		sa, sc := Side{Dir: a}, Side{Dir: c}
+		name := "directories"
+		if withRepos {
+			if _, err := s.Save(b.Context(), "sa", a, "a"); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.Save(b.Context(), "sc", c, "c"); err != nil {
+				b.Fatal(err)
+			}
+			sa.Session, sc.Session = "sa", "sc"
+			name = "directories-with-checkpoints"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				d, err := s.Diff(b.Context(), sa, sc, 0)
+				if err != nil || len(d.Files) != 1 {
+					b.Fatalf("%v %v", d, err)
+				}
+			}
+		})
 	}
 }

@@ -57,7 +57,8 @@ func (s *Service) Compare(ctx context.Context, c Caller, a, b string) (*api.Comp
 func (s *Service) filesOf(st *loop.State) checkpoint.Side {
 	if st.Workspace != "" {
 		if info, err := os.Stat(st.Workspace); err == nil && info.IsDir() {
-			return checkpoint.Side{Dir: st.Workspace}
+			// Read starting from the session's snapshots, when they are here.
+			return checkpoint.Side{Dir: st.Workspace, Session: st.ID}
 		}
 	}
 	if s.cfg.Checkpoints != nil && len(st.Checkpoints) > 0 {
