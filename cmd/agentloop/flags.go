@@ -198,7 +198,7 @@ func defaultDB() string {
 	if base == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "agentloop.db"
+			return "sessions.db" // the default's name, in the working directory
 		}
 		base = filepath.Join(home, ".local", "share")
 	}

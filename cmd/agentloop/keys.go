@@ -128,6 +128,7 @@ func keysRevoke(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("keys revoke", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := dbFlag(fs)
+	jsonOut := fs.Bool("json", false, `print {"id", "revoked": true}`)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -146,6 +147,12 @@ func keysRevoke(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "no key %s (agentloop keys list shows them)", id)
 		}
 		return fail(stderr, "%v", err)
+	}
+	if *jsonOut {
+		return printJSON(stdout, struct {
+			ID      string `json:"id"`
+			Revoked bool   `json:"revoked"`
+		}{id, true})
 	}
 	fmt.Fprintf(stderr, "revoked %s\n", id)
 	return 0

@@ -123,7 +123,7 @@ func followRemote(c *client.Client, id string, after int64, maxIter int, jsonOut
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	return report(st, nil, stdout, stderr, jsonOut)
+	return report(st, remoteEnv(c.Base), stdout, stderr, jsonOut)
 }
 
 // sessionsRemote runs a sessions subcommand against a server.
@@ -221,14 +221,15 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 			}
 			states = append(states, st)
 		}
-		return printApprovals(states, "", *jsonOut, stdout, stderr) // AGENTLOOP_SERVER or --server reaches it again
+		return printApprovals(states, remoteEnv(url).again, *jsonOut, stdout, stderr)
 	case "revoke":
 		res, err = c.Revoke(ctx, rest[0], rest[1], strings.Join(rest[2:], " "))
-		if err != nil {
-			return fail(stderr, "%v", err)
+		if err == nil && !*jsonOut {
+			fmt.Fprintf(stdout, "session %s: %s\n", rest[0], res.Outcome)
+			return 0
 		}
-		fmt.Fprintf(stdout, "session %s: %s\n", rest[0], res.Outcome)
-		return 0
+		// With --json, it goes on below: the state the revoke leaves, as
+		// a local revoke prints it.
 	case "follow-up":
 		created, err := c.FollowUp(ctx, rest[0], api.StartRequest{Task: *followTask, Model: *followModel})
 		if err != nil {
@@ -264,15 +265,13 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 		if err := c.Delete(ctx, rest[0]); err != nil {
 			return fail(stderr, "%v", err)
 		}
-		fmt.Fprintf(stdout, "session %s deleted\n", rest[0])
-		return 0
+		return printDeleted(rest[0], *jsonOut, stdout)
 	case "pause", "terminate":
 		res, err = c.Control(ctx, rest[0], sub, api.Control{Reason: strings.Join(rest[1:], " ")})
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
-		fmt.Fprintf(stdout, "session %s: %s\n", rest[0], res.Outcome)
-		return 0
+		return printOutcome(controlOutcome{ID: rest[0], Outcome: res.Outcome, Status: res.Status}, *jsonOut, stdout)
 	case "resume":
 		res, err = c.Control(ctx, rest[0], "resume", api.Control{Note: strings.Join(rest[1:], " ")})
 	case "reply":
@@ -306,7 +305,7 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 		// It runs on the server: follow it from where it was.
 		return followRemote(c, rest[0], before, 0, *jsonOut, false, stdout, stderr)
 	}
-	return report(st, nil, stdout, stderr, false)
+	return report(st, remoteEnv(url), stdout, stderr, *jsonOut)
 }
 
 // serverIn finds --server in args (or $AGENTLOOP_SERVER) without parsing

@@ -180,9 +180,12 @@ func report(st *loop.State, env *cliEnv, stdout, stderr io.Writer, jsonOut bool)
 	switch st.Status {
 	case loop.StatusPaused, loop.StatusWaiting:
 		fmt.Fprintf(stderr, "\nSession %s is %s (%s). %s\n", st.ID, st.Status, st.Reason, safeText(firstNonEmpty(st.Question, st.Detail)))
-		again := ""
+		again, keyNote := "", ""
 		if env != nil {
 			again = env.again
+			if env.keyFromEnv {
+				keyNote = "          (with AGENTLOOP_KEY set, as it is now)\n"
+			}
 		}
 		switch {
 		case len(st.PendingApprovals) > 0:
@@ -193,6 +196,7 @@ func report(st *loop.State, env *cliEnv, stdout, stderr io.Writer, jsonOut bool)
 		default:
 			fmt.Fprintf(stderr, "Resume:   agentloop sessions resume %s%s\n", st.ID, again)
 		}
+		fmt.Fprint(stderr, keyNote)
 		return exitPaused
 	}
 	if !jsonOut && st.Answer != "" {
@@ -206,7 +210,11 @@ func report(st *loop.State, env *cliEnv, stdout, stderr io.Writer, jsonOut bool)
 	if st.CostUSD > 0 {
 		fmt.Fprintf(stderr, ", $%.4f", st.CostUSD)
 	}
-	fmt.Fprintf(stderr, ", %s. Details: agentloop sessions show %s\n", st.Duration.Std().Round(time.Millisecond), st.ID)
+	where := ""
+	if env != nil {
+		where = env.where
+	}
+	fmt.Fprintf(stderr, ", %s. Details: agentloop sessions show %s%s\n", st.Duration.Std().Round(time.Millisecond), st.ID, where)
 	return exitCode(st)
 }
 

@@ -547,6 +547,7 @@ func sessionsDelete(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sessions delete", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := dbFlag(fs)
+	jsonOut := fs.Bool("json", false, `print {"id", "deleted": true}`)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -566,8 +567,7 @@ func sessionsDelete(args []string, stdout, stderr io.Writer) int {
 	if err := env.svc.Delete(context.Background(), env.caller, fs.Arg(0)); err != nil {
 		return fail(stderr, "%v", err)
 	}
-	fmt.Fprintf(stdout, "session %s deleted\n", fs.Arg(0))
-	return 0
+	return printDeleted(fs.Arg(0), *jsonOut, stdout)
 }
 
 func sessionsPause(args []string, stdout, stderr io.Writer) int {
@@ -583,6 +583,7 @@ func recordOnly(name, usage string, args []string, stdout, stderr io.Writer,
 	fs := flag.NewFlagSet("sessions "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := dbFlag(fs)
+	jsonOut := fs.Bool("json", false, `print {"id", "outcome", "status"}, or the session's state when this process applied it`)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -606,10 +607,13 @@ func recordOnly(name, usage string, args []string, stdout, stderr io.Writer,
 		return fail(stderr, "%v", err)
 	}
 	if res.Request == nil && res.State != nil {
+		if *jsonOut {
+			return printJSON(stdout, withExitCode(res.State))
+		}
 		fmt.Fprintf(stdout, "session %s ended %s (%s): %s\n", res.State.ID, res.State.Status, res.State.Reason, res.State.Detail)
 		return 0
 	}
-	return afterControl(ctx, env, res, 0, false, stdout, stderr)
+	return afterControl(ctx, env, res, 0, *jsonOut, stdout, stderr)
 }
 
 // sessionsRecover resumes, one after another, every session whose process
@@ -618,6 +622,7 @@ func sessionsRecover(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sessions recover", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := dbFlag(fs)
+	jsonOut := fs.Bool("json", false, "print the recovered sessions' states, once each stops, as a JSON array")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -649,12 +654,23 @@ func sessionsRecover(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(stderr, "no session was left running (sessions that a live process runs are its own)")
-		return worst
 	}
+	states := []json.RawMessage{} // with --json: each resumed session's state, [] for none
 	for _, s := range list {
 		fmt.Fprintf(stderr, "recovering session %s: %s\n", s.ID, oneLine(s.Task, 60))
-		code := sessionsResume([]string{"--db", *db, s.ID}, stdout, stderr)
+		if !*jsonOut {
+			worst = max(worst, sessionsResume([]string{"--db", *db, s.ID}, stdout, stderr))
+			continue
+		}
+		var out bytes.Buffer
+		code := sessionsResume([]string{"--db", *db, "--json", s.ID}, &out, stderr)
 		worst = max(worst, code)
+		if st := bytes.TrimSpace(out.Bytes()); json.Valid(st) && len(st) > 0 {
+			states = append(states, st)
+		}
+	}
+	if *jsonOut {
+		printJSON(stdout, states)
 	}
 	return worst
 }

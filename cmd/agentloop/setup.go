@@ -39,6 +39,12 @@ type cliEnv struct {
 	// again are the flags a printed follow-up command needs to find the
 	// same session and config (" --db PATH" when not the default, …).
 	again string
+	// where is the part of again that finds the session alone (" --db
+	// PATH", " --server URL"): all that sessions show takes.
+	where string
+	// keyFromEnv: the server is reached with $AGENTLOOP_KEY, so a printed
+	// command needs it set as well. Its value is never printed.
+	keyFromEnv bool
 }
 
 func (e *cliEnv) Close() {
@@ -130,7 +136,7 @@ func (o *sessionFlags) recorded(prof *config.Profile) (endpoint, approval, profi
 // command line override it.
 func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.State) (*cliEnv, error) {
 	env := &cliEnv{interactive: isTerminal(os.Stdin) && isTerminal(os.Stderr)}
-	defer func() { env.again = o.againFlags() }()
+	defer func() { env.again, env.where = o.againFlags(), o.whereFlags() }()
 	if st != nil {
 		o.fromRecorded(st)
 	}
@@ -307,13 +313,28 @@ func modeFlag(m loop.Mode) string {
 // one was named.
 func (o *sessionFlags) againFlags() string {
 	var b strings.Builder
-	if o.db != "" && o.db != defaultDB() {
-		b.WriteString(" --db " + shellQuote(o.db))
-	}
+	b.WriteString(o.whereFlags())
 	if o.configPath != "" {
 		b.WriteString(" --config " + shellQuote(o.configPath))
 	}
 	return b.String()
+}
+
+// whereFlags is the database flag a printed command needs to find the
+// session: --db when it is not the default.
+func (o *sessionFlags) whereFlags() string {
+	if o.db != "" && o.db != defaultDB() {
+		return " --db " + shellQuote(o.db)
+	}
+	return ""
+}
+
+// remoteEnv is what report needs to print follow-up commands for a session
+// on the server at url: each names it with --server (it may have come from
+// $AGENTLOOP_SERVER, which the reader may not have set).
+func remoteEnv(url string) *cliEnv {
+	again := " --server " + shellQuote(url)
+	return &cliEnv{again: again, where: again, keyFromEnv: os.Getenv("AGENTLOOP_KEY") != ""}
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
