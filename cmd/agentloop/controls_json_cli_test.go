@@ -296,3 +296,18 @@ func runPrinted(t *testing.T, line string, env []string, want int) (string, stri
 	}
 	return out.String(), errb.String()
 }
+
+// parse-toolcalls always prints JSON; --json, as on every command that
+// prints data, is accepted and changes nothing.
+func TestParseToolCallsTakesJSON(t *testing.T) {
+	c := newCLI(t)
+	in := `<tool_call>{"name": "read_file", "arguments": {"path": "a.go"}}</tool_call>`
+	plain, errOut, code := c.run(in, "parse-toolcalls", "--tools", "read_file")
+	if code != 0 || !strings.Contains(plain, `"read_file"`) {
+		t.Fatalf("parse-toolcalls: %d %s %s", code, plain, errOut)
+	}
+	withFlag, errOut, code := c.run(in, "parse-toolcalls", "--json", "--tools", "read_file")
+	if code != 0 || withFlag != plain {
+		t.Fatalf("parse-toolcalls --json: %d %q, without it %q\n%s", code, withFlag, plain, errOut)
+	}
+}

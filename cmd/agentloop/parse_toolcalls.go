@@ -20,6 +20,7 @@ func cmdParseToolCalls(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	tools := fs.String("tools", "", "comma-separated tool names the model was offered; calls to other names stay text")
 	toolsFile := fs.String("tools-file", "", "JSON file with the offered tools and their schemas, [{\"name\":…,\"parameters\":{…}}], which type untyped values (Qwen3-Coder, GLM) and pick the tool of a call that names none (Kimi K2 \"0\")")
+	fs.Bool("json", true, "the output is JSON either way; accepted as on every command that prints data")
 	callPrefix := fs.String("call-prefix", "", "the marker the model's chat template writes before a call (as Ollama reads it, e.g. \"<tool_call>\" or \"{\"): a bare JSON call after text is then text")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: agentloop parse-toolcalls [--tools a,b,c | --tools-file tools.json] [--call-prefix TAG] < model-output.txt")
