@@ -33,6 +33,11 @@ import (
 // point, and resume_session (or agentloop sessions resume) continues them.
 // With --server it relays to that server's /mcp instead.
 func cmdMCP(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if sub, ok := mcpAccountCommands[args[0]]; ok { // login, logout, status: mcp_login.go
+			return sub(args[1:], stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := dbFlag(fs)
@@ -55,12 +60,16 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "session logs as resources (agentloop://sessions/{id}/events). With --server, relays to that server's /mcp.\n\nFlags:")
 		fs.PrintDefaults()
 		fmt.Fprintln(stderr, "\nIn an MCP client's config: {\"command\": \"agentloop\", \"args\": [\"mcp\", \"--dir\", \"/path/to/project\"]}")
+		fmt.Fprintln(stderr, "\nRemote MCP servers that sessions use and that need an OAuth login (oauth: in the config file):")
+		fmt.Fprintln(stderr, "  agentloop mcp login NAME    log in: open the printed URL, the tokens are stored and refreshed")
+		fmt.Fprintln(stderr, "  agentloop mcp logout NAME   forget the server's stored tokens")
+		fmt.Fprintln(stderr, "  agentloop mcp status        which servers are logged in, and when their tokens expire (--json)")
 	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "agentloop mcp: unexpected arguments %q (it speaks MCP on stdin/stdout)\n", fs.Args())
+		fmt.Fprintf(stderr, "agentloop mcp: unexpected arguments %q (it speaks MCP on stdin/stdout; its subcommands are login, logout and status)\n", fs.Args())
 		return exitUsage
 	}
 	if *server != "" {

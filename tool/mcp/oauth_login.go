@@ -84,9 +84,13 @@ func Login(ctx context.Context, cfg ServerConfig, opts LoginOptions) (*LoginResu
 	var mu sync.Mutex
 	var granted *oauth2.Config
 	var tokens oauth2.TokenSource
+	sentToBrowser := false
 	hc := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: redirect,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			mu.Lock()
+			sentToBrowser = true
+			mu.Unlock()
 			opts.Visit(args.URL)
 			select {
 			case r := <-cb.results:
@@ -132,7 +136,13 @@ func Login(ctx context.Context, cfg ServerConfig, opts LoginOptions) (*LoginResu
 	client := sdk.NewClient(&sdk.Implementation{Name: "agentloop", Version: "1"}, nil)
 	sess, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: mcpClient, OAuthHandler: handler, DisableStandaloneSSE: true}, nil)
 	if err != nil && ctx.Err() != nil {
-		return nil, fmt.Errorf("MCP server %q: the login was not finished: the browser did not come back to %s (%w)", cfg.Name, redirect, context.Cause(ctx))
+		mu.Lock()
+		visited := sentToBrowser
+		mu.Unlock()
+		if visited {
+			return nil, fmt.Errorf("MCP server %q: the login was not finished: the browser did not come back to %s (%w)", cfg.Name, redirect, context.Cause(ctx))
+		}
+		return nil, fmt.Errorf("MCP server %q: the login was not finished: no authorization page was reached from %s (%w)", cfg.Name, cfg.URL, context.Cause(ctx))
 	}
 	if err != nil {
 		hint := ""
