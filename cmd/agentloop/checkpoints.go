@@ -34,7 +34,7 @@ func defaultDataDB() string {
 	if base == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "agentloop.db"
+			return "sessions.db" // as defaultDB: the default's own name
 		}
 		base = filepath.Join(home, ".local", "share")
 	}
