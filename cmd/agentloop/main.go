@@ -34,7 +34,7 @@ func commands() []command {
 		{"run", "start a session: agentloop run [flags] \"task\"", cmdRun},
 		{"sessions", "list, show, resume, reply to, approve or terminate sessions", cmdSessions},
 		{"serve", "serve the HTTP API: sessions, live event streams, controls (agentloop serve --addr 127.0.0.1:7420)", cmdServe},
-		{"mcp", "serve the sessions to an MCP client on stdin/stdout: agentloop mcp --dir PROJECT", cmdMCP},
+		{"mcp", "serve the sessions to an MCP client on stdin/stdout: agentloop mcp --dir PROJECT; agentloop mcp login NAME logs in to a remote MCP server (OAuth)", cmdMCP},
 		{"keys", "API keys for the server: agentloop keys create --tenant T --role operator; keys list; keys revoke ID", cmdKeys},
 		{"db", "the session database: agentloop db migrate [--db postgres://…] brings its schema up to date", cmdDB},
 		{"worker", "run sessions on Temporal: agentloop worker --temporal HOST:PORT [--db …]", cmdWorker},

@@ -197,7 +197,11 @@ func cmdMCPLogin(args []string, stdout, stderr io.Writer) int {
 		return printJSON(stdout, st)
 	}
 	fmt.Fprintf(stdout, "Logged in to MCP server %q (%s): %d tool%s offered.\n", name, srv.URL, res.Tools, plural(res.Tools))
-	fmt.Fprintf(stdout, "The access token %s. Tokens are stored in %s.\n", expiryPhrase(res.Login, time.Now()), st.TokensFile)
+	refresh := "; log in again then (the server gave no refresh token)"
+	if st.Refreshable {
+		refresh = "; sessions refresh it"
+	}
+	fmt.Fprintf(stdout, "The access token expires %s%s. Tokens are stored in %s.\n", expiryPhrase(res.Login, time.Now()), refresh, st.TokensFile)
 	return 0
 }
 
@@ -374,7 +378,7 @@ func cmdMCPStatus(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tURL\tSTATUS\tACCESS TOKEN")
+	fmt.Fprintln(tw, "SERVER\tURL\tSTATUS\tACCESS TOKEN EXPIRES")
 	for _, st := range list {
 		state := st.State
 		if !st.Configured {
@@ -396,22 +400,32 @@ func cmdMCPStatus(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// expiryPhrase says when l's access token expires, as a clause.
+// expiryPhrase says when l's access token expires: a time, and how far
+// off it is.
 func expiryPhrase(l *mcp.StoredLogin, now time.Time) string {
 	exp := l.Token.Expiry
-	refresh := ""
-	if l.Token.RefreshToken != "" {
-		refresh = ", then is refreshed"
-	}
 	switch {
 	case exp.IsZero():
-		return "does not expire"
+		return "never expires"
 	case exp.After(now):
-		return fmt.Sprintf("expires %s (in %s)%s", exp.Local().Format("2006-01-02 15:04"), exp.Sub(now).Round(time.Minute), refresh)
-	case l.Token.RefreshToken != "":
-		return fmt.Sprintf("expired %s; refreshed at the next connection", exp.Local().Format("2006-01-02 15:04"))
+		return fmt.Sprintf("%s (in %s)", exp.Local().Format("2006-01-02 15:04"), roughly(exp.Sub(now)))
 	}
-	return fmt.Sprintf("expired %s", exp.Local().Format("2006-01-02 15:04"))
+	return fmt.Sprintf("%s (expired %s ago)", exp.Local().Format("2006-01-02 15:04"), roughly(now.Sub(exp)))
+}
+
+// roughly is d in hours and minutes ("1h", "1h5m", "42m", "<1m").
+func roughly(d time.Duration) string {
+	d = d.Round(time.Minute)
+	h, m := int(d.Hours()), int(d.Minutes())%60
+	switch {
+	case h > 0 && m > 0:
+		return fmt.Sprintf("%dh%dm", h, m)
+	case h > 0:
+		return fmt.Sprintf("%dh", h)
+	case m > 0:
+		return fmt.Sprintf("%dm", m)
+	}
+	return "<1m"
 }
 
 func plural(n int) string {

@@ -251,3 +251,27 @@ func TestMCPLoginInterrupted(t *testing.T) {
 		t.Fatalf("a login that was not finished stored something: %v", err)
 	}
 }
+
+// agentloop serve's sessions use the tokens a login stored after the
+// server started, and a session after logout fails saying what to run.
+func TestMCPOAuthServeSessions(t *testing.T) {
+	c, _, cfgPath, _, _ := oauthCLI(t)
+	ws := t.TempDir()
+	s := c.serve("--config", cfgPath, "--allow-script-models", "--workspaces", ws)
+	script := whoamiScript(t)
+	run := func() (string, string, int) {
+		return c.run("", "run", "--server", s.url, "--profile", "remote", "--model", "script:"+script, "ask the tracker")
+	}
+	login(t, c, cfgPath)
+	if out, errOut, code := run(); code != 0 || !strings.Contains(out, "The tracker answered.") {
+		t.Fatalf("run on the server after login: exit %d\n%s\n%s\nserver:\n%s", code, out, errOut, s.errText())
+	}
+	if out, errOut, code := c.run("", "mcp", "logout", "tracker", "--config", cfgPath); code != 0 {
+		t.Fatalf("logout: %d %s %s", code, out, errOut)
+	}
+	out, errOut, code := run()
+	if code == 0 || !strings.Contains(out+errOut, "needs a login: not logged in") || !strings.Contains(out+errOut, `run "agentloop mcp login tracker"`) {
+		t.Fatalf("run on the server after logout: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("after logout, run --server says:\n%s%s", out, errOut)
+}
