@@ -301,8 +301,8 @@ func EchoServer() *sdk.Server {
 	sdk.AddTool(srv, &sdk.Tool{Name: "whoami", Description: "Says who the caller is.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *sdk.CallToolRequest, args in) (*sdk.CallToolResult, any, error) {
 			user := "nobody"
-			if ti := req.Extra.TokenInfo; ti != nil {
-				user = ti.UserID
+			if req.Extra != nil && req.Extra.TokenInfo != nil { // the SSE transport passes no token info
+				user = req.Extra.TokenInfo.UserID
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "protected says " + args.Text + " to " + user}}}, nil, nil
 		})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentloop/agentloop/internal/oauthtest"
@@ -190,5 +191,80 @@ func TestOAuthRefusedLogin(t *testing.T) {
 	}})
 	if err == nil || !strings.Contains(err.Error(), "the login was not finished: the browser did not come back to http://127.0.0.1:") {
 		t.Fatalf("Login = %v", err)
+	}
+}
+
+// Two connections whose token the server stopped accepting at once: the
+// refresh token is spent once (it rotates), and both go on with the new
+// access token.
+func TestOAuthConcurrentRefreshSpendsTheRefreshTokenOnce(t *testing.T) {
+	tokens := &TokenFile{Path: filepath.Join(t.TempDir(), TokenFileName)}
+	as, cfg := oauthServer(t, tokens)
+	if _, err := Login(t.Context(), cfg, LoginOptions{Visit: browse(t)}); err != nil {
+		t.Fatal(err)
+	}
+	var servers []*Server
+	for range 2 {
+		s, err := Connect(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		servers = append(servers, s)
+	}
+	as.ExpireAccessTokens()
+	outputs := make(chan string, len(servers))
+	for _, s := range servers {
+		go func() {
+			r, err := byName(t, s.Tools(), "remote__whoami").Call(t.Context(), []byte(`{"text":"both"}`))
+			if err != nil {
+				outputs <- err.Error()
+				return
+			}
+			outputs <- r.Output
+		}()
+	}
+	for range servers {
+		if got := <-outputs; got != "protected says both to tester" {
+			t.Errorf("call = %q", got)
+		}
+	}
+	if _, _, refreshes := as.Counts(); refreshes != 1 {
+		t.Fatalf("refreshes = %d, want 1", refreshes)
+	}
+}
+
+// A server on the older HTTP+SSE transport gets the stored token on every
+// request (its SDK transport takes no OAuth handler), refreshed when it
+// has expired.
+func TestOAuthOverTheSSETransport(t *testing.T) {
+	tokens := &TokenFile{Path: filepath.Join(t.TempDir(), TokenFileName)}
+	as, cfg := oauthServer(t, tokens)
+	if _, err := Login(t.Context(), cfg, LoginOptions{Visit: browse(t)}); err != nil {
+		t.Fatal(err)
+	}
+	// The same resource served over SSE; its login is the streamable one's.
+	srv := oauthtest.EchoServer()
+	sse := httptest.NewServer(auth.RequireBearerToken(as.Verify(cfg.URL), nil)(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil)))
+	t.Cleanup(sse.Close)
+	l, _ := tokens.Get(cfg.URL)
+	l.URL = sse.URL
+	l.Token.Expiry = time.Now().Add(-time.Minute)
+	if err := tokens.Put(l); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Connect(t.Context(), ServerConfig{Name: "old", URL: sse.URL, Transport: TransportSSE, OAuth: &OAuth{Tokens: tokens}})
+	if err != nil {
+		t.Fatalf("Connect over SSE: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	r, err := byName(t, s.Tools(), "old__whoami").Call(t.Context(), []byte(`{"text":"sse"}`))
+	// The SSE transport hands the tool no token info ("nobody"); the
+	// middleware checked the token of every request.
+	if err != nil || r.Output != "protected says sse to nobody" {
+		t.Fatalf("call = %+v, %v", r, err)
+	}
+	if _, _, refreshes := as.Counts(); refreshes != 1 {
+		t.Fatalf("refreshes = %d, want 1", refreshes)
 	}
 }
