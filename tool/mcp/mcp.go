@@ -16,6 +16,12 @@
 // (while reconnects are left); any other call is never repeated.
 // Close shuts the server down, killing a stdio server's process group if it
 // does not exit by itself.
+//
+// A URL server that follows the MCP authorization specification is reached
+// with OAuth (ServerConfig.OAuth): Login, run once by a person, stores a
+// token set in a TokenFile; connections send it and refresh it, and fail
+// with a LoginRequiredError, never a browser or a wait, when it cannot be
+// used.
 package mcp
 
 import (
