@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -57,8 +58,28 @@ func (c *cli) start(args ...string) *background {
 			b.code = -1
 		}
 	}()
-	c.t.Cleanup(func() { b.cmd.Process.Kill(); <-b.done })
+	c.t.Cleanup(b.stop)
 	return b
+}
+
+// stop ends the process if it still runs: SIGTERM first, so that it
+// finishes what it is writing into the test's directories (a server's
+// workspace checkpoints are git processes of its own, which a SIGKILL
+// would leave running while the directories are removed), then SIGKILL
+// if it has not stopped after a while.
+func (b *background) stop() {
+	select {
+	case <-b.done:
+		return
+	default:
+	}
+	b.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-b.done:
+	case <-time.After(20 * time.Second):
+		b.cmd.Process.Kill()
+		<-b.done
+	}
 }
 
 // wait waits for the process to exit and returns its exit code.
