@@ -272,8 +272,8 @@ func (s *Store) Remove(sessionID string) error {
 // Fork gives session to a shadow repository that starts at checkpoint id
 // of session from: it reads from's snapshots through git alternates
 // (nothing is copied), so every checkpoint id the forked log inherits
-// resolves in it, and its next snapshot follows id. from's repository
-// must outlive to's.
+// resolves in it, and its next snapshot follows id. from's repository,
+// and those from's reads in turn (a fork of a fork), must outlive to's.
 func (s *Store) Fork(ctx context.Context, from, to, id string) error {
 	src, err := s.gitDir(from)
 	if err != nil {
@@ -298,8 +298,20 @@ func (s *Store) Fork(ctx context.Context, from, to, id string) error {
 	if err := s.open(ctx, dst); err != nil {
 		return err
 	}
+	// Every repository the fork reads from is listed directly, by an
+	// absolute path: git follows alternates only five deep, and forks of
+	// forks go deeper; a relative path would be read from dst's objects.
+	objects, err := filepath.Abs(filepath.Join(src, "objects"))
+	if err != nil {
+		os.RemoveAll(dst)
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	alts := objects + "\n"
+	if inherited, err := os.ReadFile(filepath.Join(src, "objects", "info", "alternates")); err == nil {
+		alts += string(inherited)
+	}
 	alt := filepath.Join(dst, "objects", "info", "alternates")
-	if err := os.WriteFile(alt, []byte(filepath.Join(src, "objects")+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(alt, []byte(alts), 0o600); err != nil {
 		os.RemoveAll(dst)
 		return fmt.Errorf("checkpoint: %w", err)
 	}

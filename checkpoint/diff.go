@@ -74,6 +74,12 @@ func (s *Store) Diff(ctx context.Context, a, b Side, maxPatch int) (*Diff, error
 		}
 	}
 	if len(alternates) > 0 {
+		for i, a := range alternates {
+			// Relative paths would be read from the scratch repository.
+			if abs, err := filepath.Abs(a); err == nil {
+				alternates[i] = abs
+			}
+		}
 		alt := filepath.Join(gd, "objects", "info", "alternates")
 		if err := os.WriteFile(alt, []byte(strings.Join(alternates, "\n")+"\n"), 0o600); err != nil {
 			return nil, fmt.Errorf("checkpoint: %w", err)

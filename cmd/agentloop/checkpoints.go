@@ -19,13 +19,17 @@ import (
 // user's data directory for PostgreSQL. $AGENTLOOP_CHECKPOINTS wins.
 // Either way they are local to this machine.
 func checkpointsFor(db string) *checkpoint.Store {
+	root := filepath.Join(filepath.Dir(defaultDataDB()), "checkpoints")
 	if dir := os.Getenv("AGENTLOOP_CHECKPOINTS"); dir != "" {
-		return &checkpoint.Store{Root: dir}
+		root = dir
+	} else if !assemble.IsPostgres(db) {
+		root = filepath.Join(filepath.Dir(db), "checkpoints")
 	}
-	if !assemble.IsPostgres(db) {
-		return &checkpoint.Store{Root: filepath.Join(filepath.Dir(db), "checkpoints")}
+	// Absolute: git runs in other directories (--db s.db is relative).
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
 	}
-	return &checkpoint.Store{Root: filepath.Join(filepath.Dir(defaultDataDB()), "checkpoints")}
+	return &checkpoint.Store{Root: root}
 }
 
 // defaultDataDB is the SQLite database's default place, whatever --db says.
