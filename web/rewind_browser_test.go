@@ -81,6 +81,10 @@ func TestRewindFromThePage(t *testing.T) {
 	if tags != "6:rewound:0.55 5:rewound:0.55 4:rewound:0.55 3:rewound:0.55" {
 		t.Errorf("rewound steps as drawn (step:tag:opacity): %q", tags)
 	}
+	// The trace draws the set-aside tries where they ran, named as such.
+	if got := eval[string](b, `[...document.querySelectorAll("#trace-rows .tr-row.tr-rewound .tr-label")].map(e => e.textContent).join(", ")`); got != "Step 3 · rewound, Step 4 · rewound, Step 5 · rewound, Step 6 · rewound" {
+		t.Errorf("rewound rows in the trace: %q", got)
+	}
 	b.shot("rewound-resumed")
 
 	if err := os.WriteFile(filepath.Join(gateDir, "release"), nil, 0o644); err != nil {

@@ -164,7 +164,7 @@ function traceCard(s, onSelect) {
     if (!isNaN(r.start)) {
       // The step's whole extent, faint, under its parts.
       bars.append(svgEl("rect", { class: "tr-step", x: pct(r.start - t0).toFixed(3) + "%", width: Math.max(0.15, pct(r.end - r.start)).toFixed(3) + "%", y: "1", height: "12" },
-        traceTitle(`Step ${it.number}: ${traceMs(r.end - r.start)}${it.status === "in_progress" ? " so far" : ""}`)));
+        traceTitle(`Step ${it.number}${it.rewound ? " (set aside by a rewind)" : ""}: ${traceMs(r.end - r.start)}${it.status === "in_progress" ? " so far" : ""}`)));
     }
     for (const x of r.spans) {
       const ms = x.to - x.from;
@@ -217,12 +217,14 @@ function traceCard(s, onSelect) {
 
 function traceRow(it, bars, dur, tok, onSelect) {
   const row = document.createElement("div");
-  row.className = "tr-row" + (it ? "" : " tr-head");
+  // A step a rewind set aside still took its time and tokens: it is drawn
+  // where it ran, faded and named as set aside.
+  row.className = "tr-row" + (it ? "" : " tr-head") + (it && it.rewound ? " tr-rewound" : "");
   const label = document.createElement(it && onSelect ? "button" : "span");
   label.className = "tr-label" + (it && onSelect ? " link" : "");
   if (it) {
     row.dataset.step = String(it.number);
-    label.textContent = `Step ${it.number}`;
+    label.textContent = `Step ${it.number}` + (it.rewound ? " · rewound" : "");
     if (onSelect) { label.type = "button"; label.setAttribute("aria-label", `Details of step ${it.number}`); label.addEventListener("click", () => onSelect(it.number)); }
   }
   const d = document.createElement("span");
