@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -155,7 +156,18 @@ func startServed(t *testing.T, b sandbox.Backend, db string) *served {
 		t.Fatal(err)
 	}
 	go func() { s.proc.Wait(); close(s.exited) }()
-	t.Cleanup(func() { s.proc.Process.Kill(); <-s.exited })
+	// SIGTERM first: the server's checkpoints are git processes of its
+	// own, which a SIGKILL would leave writing into the directories the
+	// test then removes.
+	t.Cleanup(func() {
+		s.proc.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.exited:
+		case <-time.After(20 * time.Second):
+			s.proc.Process.Kill()
+			<-s.exited
+		}
+	})
 	deadline := time.Now().Add(60 * time.Second) // a bound on a hang, not a measure
 	for s.url == "" {
 		if m := servedListening.FindStringSubmatch(s.stderr.String()); m != nil {

@@ -70,7 +70,10 @@ func (s *agentloopServe) start() {
 		s.t.Fatal(err)
 	}
 	cmd := s.cmd
-	s.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// SIGTERM first: the server's checkpoints are git processes of its
+	// own, which a SIGKILL would leave writing into the directories the
+	// test then removes.
+	s.t.Cleanup(func() { stopGently(cmd) })
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get("http://" + s.addr + "/readyz"); err == nil {
 			resp.Body.Close()
@@ -164,4 +167,18 @@ func TestServerRestartWhileWatching(t *testing.T) {
 	}
 	b.shot("server-restart-finished")
 	s.stop()
+}
+
+// stopGently ends a server still running: SIGTERM, then SIGKILL if it has
+// not stopped after a while.
+func stopGently(cmd *exec.Cmd) {
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
 }
