@@ -108,6 +108,23 @@ func git(ctx context.Context, dir, wt, index string, stdin []byte, args ...strin
 // baseExclude keeps every .git out of a snapshot.
 const baseExclude = "# written by agentloop: the workspace's own repositories are never snapshotted\n.git\n"
 
+// writing takes the checkpoints directory's lock shared, for a write into
+// session sessionID's repository (removals wait for it to end), and drops
+// the session's deleted mark: its ID is in use again.
+func (s *Store) writing(sessionID string) (unlock func(), err error) {
+	if err := os.MkdirAll(s.Root, 0o700); err != nil {
+		return nil, fmt.Errorf("checkpoint: cannot create %s: %w (set the checkpoints directory)", s.Root, err)
+	}
+	if unlock, err = s.lockRoot(false); err != nil {
+		return nil, fmt.Errorf("checkpoint: locking %s: %w", s.Root, err)
+	}
+	if err := s.revive(sessionID); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
 // open creates the session's shadow repository when it is missing.
 func (s *Store) open(ctx context.Context, dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
@@ -136,6 +153,11 @@ func (s *Store) Save(ctx context.Context, sessionID, workspace, label string) (s
 	if info, err := os.Stat(workspace); err != nil || !info.IsDir() {
 		return "", fmt.Errorf("checkpoint: workspace %s is not a directory: %v", workspace, err)
 	}
+	unlock, err := s.writing(sessionID)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	if err := s.open(ctx, dir); err != nil {
 		return "", err
 	}
@@ -260,15 +282,6 @@ func (s *Store) Export(ctx context.Context, sessionID, id, dir string) error {
 	return nil
 }
 
-// Remove deletes the session's shadow repository.
-func (s *Store) Remove(sessionID string) error {
-	dir, err := s.gitDir(sessionID)
-	if err != nil {
-		return err
-	}
-	return os.RemoveAll(dir)
-}
-
 // Fork gives session to a shadow repository that starts at checkpoint id
 // of session from: it reads from's snapshots through git alternates
 // (nothing is copied), so every checkpoint id the forked log inherits
@@ -286,6 +299,13 @@ func (s *Store) Fork(ctx context.Context, from, to, id string) error {
 	if !idPattern.MatchString(id) {
 		return fmt.Errorf("checkpoint: %q is not a checkpoint id: %w", id, ErrNotFound)
 	}
+	// Held until dst lists src as an alternate: src cannot be removed
+	// (release.go) between being found here and being listed.
+	unlock, err := s.writing(to)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, err := os.Stat(filepath.Join(src, "HEAD")); err != nil {
 		return fmt.Errorf("checkpoint: session %s has no checkpoints on this machine (%s): %w", from, s.Root, ErrNotFound)
 	}
