@@ -163,7 +163,11 @@ func (c *commits) handOverLate() {
 }
 
 // handOver gives the buffer to an asynchronous commit. mu held.
-func (c *commits) handOver() {
+func (c *commits) handOver() { c.handOverTo(nil) }
+
+// handOverTo is handOver that also reports the commit's outcome to also,
+// when not nil (which must have room for it). mu held.
+func (c *commits) handOverTo(also chan<- error) {
 	c.disarm()
 	evs, p := c.buf, c.bufp
 	c.buf, c.bufp = nil, nil
@@ -176,6 +180,9 @@ func (c *commits) handOver() {
 		// holding the events' payloads all that time.
 		putEventBuffer(p, evs)
 		c.pending <- err
+		if also != nil {
+			also <- err
+		}
 	})
 }
 
@@ -191,16 +198,7 @@ func (c *commits) handOverWatched() <-chan error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.disarm()
-	evs, p := c.buf, c.bufp
-	c.buf, c.bufp = nil, nil
-	c.inflight++
-	c.handed = time.Now()
-	c.async.AppendAsync(c.ctx, evs, func(err error) {
-		putEventBuffer(p, evs)
-		c.pending <- err
-		out <- err
-	})
+	c.handOverTo(out)
 	return out
 }
 
