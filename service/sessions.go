@@ -150,11 +150,16 @@ func (s *Service) Delete(ctx context.Context, c Caller, id string) error {
 	return s.deleted(id, err)
 }
 
+// deleted reports the store's delete of session id; once its row is gone,
+// and only then, its checkpoints are released.
 func (s *Service) deleted(id string, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound("session %s not found", id)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return s.releaseCheckpoints(id)
 }
 
 // load folds a session the caller may see.
