@@ -37,7 +37,8 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
   resume ID                     continue a paused, waiting or interrupted session
   recover                       resume every session a crashed process left running
   pause ID ["note"]             pause a running session after its current step (from any terminal)
-  delete ID                     remove a session that no process runs, with its whole log
+  delete ID                     remove a session that no process runs, with its whole log and its
+                                workspace checkpoints (kept until no fork of it that is left reads them)
   reply ID "text"               answer a session waiting for you and resume it, or give
                                 a running one a message its model sees in its next step
   approvals [--json] [ID]       list tool calls waiting for approval
@@ -561,7 +562,9 @@ func sessionsDelete(args []string, stdout, stderr io.Writer) int {
 	}
 	env := &cliEnv{store: st, caller: localCaller()}
 	defer env.Close()
-	if env.svc, err = service.New(service.Config{Store: st, Runner: loop.Config{}}); err != nil {
+	// Checkpoints: the session's workspace snapshots go with it, unless a
+	// living fork still reads them.
+	if env.svc, err = service.New(service.Config{Store: st, Runner: loop.Config{}, Checkpoints: checkpointsFor(*db)}); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	if err := env.svc.Delete(context.Background(), env.caller, fs.Arg(0)); err != nil {
