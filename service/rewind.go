@@ -42,6 +42,9 @@ type Rewound struct {
 // they were then; the steps after it stay in the log, set aside. A
 // paused session, or one given a message, is resumed here.
 //
+// A session a workflow engine runs is rewound the same way once its
+// workflow is idle, and resumed through the engine (rewind_engine.go).
+//
 // A crash never leaves it half done. Under the session's lease: a note
 // that a restore is owed is written, then the rewind is recorded (the
 // commit point), then the workspace is restored in place and the note
@@ -61,9 +64,6 @@ func (s *Service) Rewind(ctx context.Context, c Caller, id string, req RewindReq
 	if cs == nil {
 		return nil, invalid("this process keeps no workspace checkpoints, so it cannot rewind sessions (start the server with checkpoints on)")
 	}
-	if s.cfg.Engine != nil {
-		return nil, invalid("sessions run by a workflow engine cannot be rewound yet")
-	}
 	if req.At < 1 {
 		return nil, invalid("rewind to step %d: steps are numbered from 1", req.At)
 	}
@@ -81,6 +81,17 @@ func (s *Service) Rewind(ctx context.Context, c Caller, id string, req RewindReq
 		return nil, rewindCheckpointError(id, req.At, err)
 	}
 	out.Files = append(out.Files, files...)
+	if s.cfg.Engine != nil {
+		// Workers run it: this process records the rewind once its
+		// workflow is idle, and the engine runs it on (rewind_engine.go).
+		if err := s.engineIdle(ctx, st); err != nil {
+			return nil, err
+		}
+		if req.DryRun {
+			return out, nil
+		}
+		return s.rewindOnEngine(ctx, id, ck, st, req, out)
+	}
 	if req.DryRun {
 		return out, nil
 	}

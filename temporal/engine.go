@@ -3,7 +3,11 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -98,6 +102,22 @@ func (e *Engine) State(ctx context.Context, sessionID string) (Summary, error) {
 	var s Summary
 	err = v.Get(&s)
 	return s, err
+}
+
+// Open reports whether a session's workflow is open: running steps, or
+// waiting, paused, for a control. A workflow that ended (its session
+// ended, or it failed) or never started is not (service.WorkflowEngine).
+func (e *Engine) Open(ctx context.Context, sessionID string) (bool, error) {
+	d, err := e.Client.DescribeWorkflowExecution(ctx, WorkflowID(sessionID), "")
+	var none *serviceerror.NotFound
+	if errors.As(err, &none) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	// The latest run is described: one continued as new is still open.
+	return d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
 // Wait waits for a session's workflow to end (across continue-as-new).
