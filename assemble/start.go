@@ -98,7 +98,7 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 	}
 	spec, err := ModelSpec(spec)
 	if err != nil {
-		return t, invalid("model: %v", err)
+		return t, invalid("%v", err) // it names the model already: `model "x": …`
 	}
 	t.Model, t.Endpoint, t.Profile = spec, d.Endpoint, firstSet(req.Profile, d.Profile)
 	if req.Model != "" && req.Model != d.Model {

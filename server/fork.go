@@ -41,7 +41,8 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 		}
 		spec, err := assemble.ModelSpec(req.Model)
 		if err != nil {
-			s.fail(w, r, invalid("model: %v", err))
+			// The error names the model already: `model "x": …`.
+			s.fail(w, r, invalid("%v", err))
 			return
 		}
 		fr.Model = spec
