@@ -3,6 +3,8 @@ package service_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -126,5 +128,24 @@ func TestRewindOnAnEngine(t *testing.T) {
 	}
 	if p, err := cs.PendingRestore(id); p != nil || err != nil {
 		t.Fatalf("the restore note outlived the rewind: %+v %v", p, err)
+	}
+
+	// A server killed after the commit and before the restore leaves the
+	// note; the next server's recovery pass restores the files.
+	rewound := events[ended.Seq].Data.(*loop.SessionRewound)
+	if err := cs.BeginRestore(id, checkpoint.Pending{Seq: ended.Seq + 1, Checkpoint: rewound.Checkpoint, Workspace: ws}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("not restored"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server(&workflowEngine{}, cs).Recover(ctx, admin); err != nil {
+		t.Fatal(err)
+	}
+	if got := readTree(t, ws); !reflect.DeepEqual(got, map[string]string{"a.txt": "a1"}) {
+		t.Fatalf("workspace after the recovery pass: %v", got)
+	}
+	if p, err := cs.PendingRestore(id); p != nil || err != nil {
+		t.Fatalf("the recovery pass left the note: %+v %v", p, err)
 	}
 }

@@ -196,7 +196,10 @@ func (s *Service) Recover(ctx context.Context, c Caller) ([]*Started, error) {
 	// Forks a crash cut short are recorded or removed (fork_note.go).
 	forkErr := s.finishForks(ctx)
 	if s.cfg.Engine != nil {
-		return nil, forkErr // the engine keeps its sessions going
+		// The engine keeps its sessions going; a rewind this server
+		// recorded but did not restore before it died is restored here.
+		_, settleErr := s.SettleRewinds(ctx, c)
+		return nil, errors.Join(settleErr, forkErr)
 	}
 	// Rewinds a crash cut short are settled first, whether or not their
 	// sessions run again; one that cannot be does not hold up the rest.
