@@ -76,8 +76,10 @@ func TestClientTypechecks(t *testing.T) {
 // Through the client, against the real binary (with --auth keys, so the
 // client's key goes with every request): create and stream to the end,
 // reply, approve (over a connection a proxy cuts), terminate, list with
-// filters and pages, read problems. The events the client streamed for
-// each session are then held against the server's log, read here without
+// filters and pages, read problems; rewind a session that wrote files (a
+// dry run, then for real), fork it, list its forks and compare them. The
+// events the client streamed for each session (a rewound one's across
+// both runs) are then held against the server's log, read here without
 // the client.
 func TestClientAgainstTheServer(t *testing.T) {
 	dir := nodetest.Project(t, project)
@@ -87,7 +89,7 @@ func TestClientAgainstTheServer(t *testing.T) {
 	out := nodetest.Run(t, dir, "test/client.test.mjs", 2*time.Minute,
 		"AGENTLOOP_URL="+s.url, "AGENTLOOP_KEY="+s.operator, "AGENTLOOP_VIEWER_KEY="+s.viewer,
 		"AGENTLOOP_SCRIPTS="+t.TempDir(), "AGENTLOOP_RESULT="+result)
-	allPassed(t, out, 7)
+	allPassed(t, out, 9)
 
 	b, err := os.ReadFile(result)
 	if err != nil {
@@ -101,7 +103,7 @@ func TestClientAgainstTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := slices.Sorted(maps.Keys(streamed))
-	if want := []string{"approve", "hello", "reply", "terminate"}; !slices.Equal(cases, want) {
+	if want := []string{"approve", "fork", "hello", "reply", "rewind", "terminate"}; !slices.Equal(cases, want) {
 		t.Fatalf("streamed sessions %v, want %v", cases, want)
 	}
 	for name, sess := range streamed {

@@ -4,7 +4,8 @@
 // openapi-typescript generates from server/openapi.json (`npm run
 // generate`); requests go through openapi-fetch. Nothing here restates
 // the API by hand except the two stream lines the log does not hold (a
-// token delta and a tool-call timeline line, in stream.ts).
+// token delta and a tool-call timeline line, in stream.ts). history.ts
+// wraps fork, rewind and compare in functions that throw refusals.
 
 import createFetchClient, { type Client as FetchClient } from "openapi-fetch";
 import { baseOf, headersOf, type ClientOptions } from "./options.js";
@@ -12,7 +13,20 @@ import type { components, operations, paths } from "./schema.js";
 
 export type { components, operations, paths };
 export type { ClientOptions };
-export { ProblemError, isProblem, problemOf, type Problem } from "./problem.js";
+export { ProblemError, isProblem, problemIn, problemOf, type Problem } from "./problem.js";
+export {
+  compareSessions,
+  forkSession,
+  listForks,
+  previewRewind,
+  rewindSession,
+  type Comparison,
+  type Created,
+  type FileChange,
+  type ForkRequest,
+  type RewindRequest,
+  type Rewound,
+} from "./history.js";
 export { durationSeconds, type Duration } from "./duration.js";
 export {
   streamEvents,

@@ -27,14 +27,26 @@ export class ProblemError extends Error {
  */
 export async function problemOf(response: Response): Promise<Problem> {
   const text = await response.text();
+  let body: unknown = text;
   try {
-    const body: unknown = JSON.parse(text);
-    if (isProblem(body)) {
-      return body;
-    }
+    body = JSON.parse(text);
   } catch {
-    // Not JSON: described below.
+    // Not JSON: the text itself is what the server said.
   }
+  return problemIn(body, response);
+}
+
+/**
+ * problemIn is the Problem of a refused response whose body was already
+ * read: openapi-fetch's `error`, the parsed JSON or else the text. A body
+ * that is not a Problem becomes one made from the status, its detail the
+ * start of that body.
+ */
+export function problemIn(body: unknown, response: Response): Problem {
+  if (isProblem(body)) {
+    return body;
+  }
+  const text = typeof body === "string" ? body : body === undefined ? "" : JSON.stringify(body);
   return {
     type: "about:blank",
     title: response.statusText || `HTTP ${response.status}`,

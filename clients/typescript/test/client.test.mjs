@@ -13,12 +13,22 @@
 // is known; each test reads the events the client streamed, not timings.
 
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
-import { ProblemError, createClient, durationSeconds, streamEvents } from "../dist/index.js";
+import {
+  ProblemError,
+  compareSessions,
+  createClient,
+  durationSeconds,
+  forkSession,
+  listForks,
+  previewRewind,
+  rewindSession,
+  streamEvents,
+} from "../dist/index.js";
 
 const baseUrl = required("AGENTLOOP_URL");
 const apiKey = required("AGENTLOOP_KEY");
@@ -56,7 +66,8 @@ async function start(name, body) {
 }
 
 // follow streams a session to its end, calling on(item) for each item,
-// and checks the log events came in order, each once.
+// and checks the log events came in order, each once. Streams of one
+// session after its first (options.after) add to what it recorded.
 async function follow(name, id, on = async () => {}, options = {}) {
   const events = [];
   const others = [];
@@ -71,7 +82,8 @@ async function follow(name, id, on = async () => {}, options = {}) {
     await on(item);
   }
   assert.equal(events.at(-1)?.type, "session.ended", `${name}: the stream ended before session.ended`);
-  streamed[name] = { id, events: events.map((e) => [e.seq, e.type]) };
+  const before = options.after ? (streamed[name]?.events ?? []) : [];
+  streamed[name] = { id, events: [...before, ...events.map((e) => [e.seq, e.type])] };
   return { events, others, ended: events.at(-1) };
 }
 
@@ -363,4 +375,196 @@ test("the key goes with every request, the stream's too", { timeout: 60_000 }, a
   assert.equal(refused.response.status, 403);
   assert.equal(refused.error.status, 403);
   assert.match(refused.error.detail, /\S/);
+});
+
+// followThrough follows a session until its last session.ended: a fork's
+// log starts with its original's, and a rewound session's log holds the
+// session.ended of each run, and the stream stops after any of them. So
+// while the state says more came after that one, it follows on from it.
+async function followThrough(name, id, on, options = {}) {
+  for (let after = options.after; ; ) {
+    const run = await follow(name, id, on, { ...options, after });
+    const { data: state } = await client.GET("/v1/sessions/{id}", { params: { path: { id } } });
+    if (state.seq === run.ended.seq) {
+      return run;
+    }
+    after = run.ended.seq;
+  }
+}
+
+// approveEach approves every call session id asks about: the server asks
+// before each write (it was started without --yes). What it waits for is
+// read from the session's state, not from the event: a fork's log starts
+// with its original's requests, long decided.
+function approveEach(id) {
+  const approved = new Set();
+  return async (item) => {
+    if (item.type !== "approval.requested") {
+      return;
+    }
+    const { data: state } = await client.GET("/v1/sessions/{id}", { params: { path: { id } } });
+    for (const p of state.pending_approvals ?? []) {
+      if (approved.has(p.call_id)) {
+        continue;
+      }
+      approved.add(p.call_id);
+      const { data, error } = await client.POST("/v1/sessions/{id}/approvals/{call}", {
+        params: { path: { id, call: p.call_id } },
+        body: { approve: true, args_hash: p.args_hash },
+      });
+      assert.equal(error, undefined, JSON.stringify(error));
+      assert.equal(data.applied, true, JSON.stringify(data));
+    }
+  };
+}
+
+// The files of a workspace the server wrote, by relative path (the test
+// runs on the server's machine).
+function filesIn(dir, names) {
+  const out = {};
+  for (const n of names) {
+    const path = join(dir, n);
+    if (existsSync(path)) {
+      out[n] = readFileSync(path, "utf8");
+    }
+  }
+  return out;
+}
+
+test("rewind (a dry run, then with a message), fork at a step, list forks, compare", { timeout: 90_000 }, async () => {
+  const names = ["a.txt", "b.txt", "c.txt"];
+  const write = (path, content) => ({ tool_calls: [{ name: "write_file", arguments: { path, content } }] });
+  const answer = "Wrote a.txt and b.txt.";
+  // Four steps, three of them writing files; the server checkpoints the
+  // workspace after each. A rewound session's script skips the replies
+  // its log keeps, so after a rewind to step 1 it plays steps 2-4 again.
+  const model = script("rewind", [write("a.txt", "one\n"), write("b.txt", "two\n"), write("a.txt", "one\nthree\n"), { text: answer }]);
+  const id = await start("rewind", { task: "write two notes", model });
+  const first = await follow("rewind", id, approveEach(id));
+  assert.equal(first.ended.data.status, "completed", JSON.stringify(first.ended.data));
+  const { data: done } = await client.GET("/v1/sessions/{id}", { params: { path: { id } } });
+  assert.match(done.workspace ?? "", /\S/, "the session has a workspace");
+  const finalFiles = { "a.txt": "one\nthree\n", "b.txt": "two\n" };
+  assert.deepEqual(filesIn(done.workspace, names), finalFiles);
+
+  // A dry run lists what going back to step 1 would do, and does nothing.
+  const dry = await previewRewind(client, id, 1);
+  assert.equal(dry.session_id, id);
+  assert.equal(dry.at, 1);
+  assert.equal(dry.resumed, false);
+  assert.deepEqual(dry.rewound_steps, [2, 3, 4]);
+  assert.deepEqual(dry.files, [
+    { path: "a.txt", change: "modified" },
+    { path: "b.txt", change: "deleted" },
+  ]);
+  assert.deepEqual(filesIn(done.workspace, names), finalFiles, "a dry run changed the files");
+  const { data: unchanged } = await client.GET("/v1/sessions/{id}", { params: { path: { id } } });
+  assert.equal(unchanged.seq, first.ended.seq, "a dry run wrote to the log");
+
+  // For real, with a message: the session resumes from step 1 and runs
+  // to its end again; the stream goes on after the first session.ended.
+  const message = "Write b.txt again, then finish.";
+  const rewound = await rewindSession(client, id, { at: 1, message });
+  assert.equal(rewound.resumed, true);
+  assert.deepEqual(rewound.rewound_steps, [2, 3, 4]);
+  assert.deepEqual(rewound.files, dry.files);
+  const second = await followThrough("rewind", id, approveEach(id), { after: first.ended.seq });
+  assert.equal(second.ended.data.status, "completed", JSON.stringify(second.ended.data));
+  assert.equal(second.ended.data.answer, answer);
+  const { data: again } = await client.GET("/v1/sessions/{id}", { params: { path: { id } } });
+  assert.deepEqual(
+    again.iterations.map((it) => `${it.number}${it.rewound ? " rewound" : ""}`),
+    ["1", "2 rewound", "3 rewound", "4 rewound", "2", "3", "4"],
+  );
+  const live = again.iterations.filter((it) => !it.rewound).flatMap((it) => it.messages ?? []);
+  assert.ok(
+    live.some((m) => m.role === "user" && m.content === message),
+    `the rewind's message is not in the live steps' messages: ${JSON.stringify(live)}`,
+  );
+  assert.deepEqual(filesIn(again.workspace, names), finalFiles);
+
+  // A fork at step 2 with another scripted model and a message: it runs
+  // in a copy of the files as of step 2; the original stays as it was.
+  const forkMessage = "Write c.txt instead of going on.";
+  const forkModel = script("fork", [
+    { ...write("c.txt", "forked\n"), expect: { last_message_role: "user", last_message_contains: forkMessage } },
+    { text: "Wrote c.txt in the fork.", expect: { last_message_role: "tool" } },
+  ]);
+  const created = await forkSession(client, id, { at: 2, model: forkModel, message: forkMessage });
+  assert.notEqual(created.id, id);
+  assert.equal(created.url, `/v1/sessions/${created.id}`);
+  const forked = await followThrough("fork", created.id, approveEach(created.id));
+  assert.equal(forked.ended.data.status, "completed", JSON.stringify(forked.ended.data));
+  assert.equal(forked.ended.data.answer, "Wrote c.txt in the fork.");
+  const { data: fork } = await client.GET("/v1/sessions/{id}", { params: { path: { id: created.id } } });
+  assert.deepEqual(fork.forked_from, { id, iteration: 2 });
+  assert.notEqual(fork.workspace, again.workspace);
+  assert.deepEqual(filesIn(fork.workspace, names), { "a.txt": "one\n", "b.txt": "two\n", "c.txt": "forked\n" });
+  assert.deepEqual(filesIn(again.workspace, names), finalFiles, "forking changed the original's files");
+
+  // Listed as the original's one fork.
+  const forks = await listForks(client, id);
+  assert.deepEqual(
+    forks.map((s) => [s.id, s.forked_from]),
+    [[created.id, { id, iteration: 2 }]],
+  );
+  assert.deepEqual(await listForks(client, created.id), []);
+
+  // Compared, by a viewer (it changes nothing): outcomes, the steps
+  // paired by number, and the diff from the original's files to the fork's.
+  const viewer = createClient({ baseUrl, apiKey: viewerKey });
+  const cmp = await compareSessions(viewer, id, created.id);
+  assert.equal(cmp.a.id, id);
+  assert.equal(cmp.b.id, created.id);
+  assert.deepEqual([cmp.a.status, cmp.b.status], ["completed", "completed"]);
+  assert.deepEqual([cmp.a.answer, cmp.b.answer], [answer, "Wrote c.txt in the fork."]);
+  assert.equal(cmp.a.forked_from, null);
+  assert.deepEqual(cmp.b.forked_from, { id, iteration: 2 });
+  assert.deepEqual([cmp.a.steps, cmp.b.steps], [4, 4], "live steps: the rewound ones are not counted");
+  assert.ok(durationSeconds(cmp.a.duration) > 0 && durationSeconds(cmp.b.duration) > 0);
+  assert.deepEqual(
+    cmp.steps.map((st) => st.number),
+    [1, 2, 3, 4],
+  );
+  // Each side of a step: its model's script and its tool calls. Steps 1
+  // and 2 are the fork's copy of the original's; from 3 the fork's model ran.
+  const side = (st) => (st ? `${st.model.split("/").at(-1)} ${st.tool_calls.map((c) => `${c.tool_name}:${c.status}`).join(",")}` : "none");
+  assert.deepEqual(
+    cmp.steps.map((st) => [side(st.a), side(st.b)]),
+    [
+      ["rewind.json write_file:success", "rewind.json write_file:success"],
+      ["rewind.json write_file:success", "rewind.json write_file:success"],
+      ["rewind.json write_file:success", "fork.json write_file:success"],
+      ["rewind.json ", "fork.json "],
+    ],
+  );
+  assert.ok(cmp.steps.every((st) => durationSeconds(st.a?.duration) >= 0 && durationSeconds(st.b?.duration) >= 0));
+  assert.deepEqual(cmp.files, [
+    { path: "a.txt", change: "modified" },
+    { path: "c.txt", change: "added" },
+  ]);
+  assert.match(cmp.diff, /^-three$/m);
+  assert.match(cmp.diff, /^\+forked$/m);
+  assert.notEqual(cmp.diff_truncated, true);
+});
+
+test("fork, rewind and compare throw the server's refusals", { timeout: 60_000 }, async () => {
+  const id = streamed.rewind.id;
+  const refused = async (what, call, status, detail) => {
+    await assert.rejects(call, (err) => {
+      assert.ok(err instanceof ProblemError, `${what}: ${err}`);
+      assert.equal(err.status, status, `${what}: ${err.message}`);
+      assert.equal(err.problem.status, status);
+      assert.match(err.problem.detail, detail, what);
+      return true;
+    });
+  };
+  await refused("rewind past the last step", () => previewRewind(client, id, 99), 400, /99/);
+  await refused("fork of no session", () => forkSession(client, "no-such-session", { at: 1 }), 404, /no-such-session/);
+  await refused("compare with no b", () => compareSessions(client, id, ""), 400, /\bb\b/);
+  const viewer = createClient({ baseUrl, apiKey: viewerKey });
+  await refused("a viewer's fork", () => forkSession(viewer, id, { at: 1 }), 403, /\S/);
+  await refused("a viewer's rewind", () => rewindSession(viewer, id, { at: 1, dry_run: true }), 403, /\S/);
+  // A model not written as PROVIDER/NAME is refused before anything runs.
+  await refused("a fork with a bad model", () => forkSession(client, id, { at: 1, model: "gpt-nothing" }), 400, /PROVIDER\/NAME/);
 });
