@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentloop/agentloop/internal/teststop"
 )
 
 // When a session's shadow repository goes.
@@ -145,6 +147,7 @@ func (s *Store) sweep() error {
 			errs = append(errs, fmt.Errorf("checkpoint: removing %s: %w", dir, err))
 			continue
 		}
+		teststop.At("release-between-repository-and-mark")
 		if err := os.Remove(s.markPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}

@@ -1,6 +1,10 @@
 package service
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/agentloop/agentloop/internal/teststop"
+)
 
 // releaseCheckpoints removes deleted session id's workspace checkpoints
 // (checkpoint.Store.Release: kept while a living fork reads them, removed
@@ -13,6 +17,7 @@ func (s *Service) releaseCheckpoints(id string) error {
 	if cs == nil {
 		return nil
 	}
+	teststop.At("delete-before-release") // the row is gone, nothing is marked
 	if err := cs.Release(id); err != nil {
 		return fmt.Errorf("session %s is deleted, but its workspace checkpoints in %s could not all be removed: %w", id, cs.Root, err)
 	}
