@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,5 +159,34 @@ func TestReleaseFinishesAnInterruptedSweep(t *testing.T) {
 	}
 	if err := s.Release("../x"); err == nil {
 		t.Fatal("release of an invalid id")
+	}
+}
+
+// The cost of a delete's sweep among 200 repositories, half of them forks
+// (each with an alternates file to read).
+func BenchmarkReleaseAmong200Repositories(b *testing.B) {
+	ctx := b.Context()
+	s := &Store{Root: b.TempDir()}
+	ws := b.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "f.txt"), []byte("x\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 100 {
+		id := fmt.Sprintf("s%d", i)
+		first, err := s.Save(ctx, id, ws, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Fork(ctx, id, id+"-fork", first); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		// A session never checkpointed: each sweep reads everything and
+		// removes nothing.
+		if err := s.Release(fmt.Sprintf("gone%d", i)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
