@@ -82,8 +82,9 @@ func seqParam(r *http.Request) (int64, error) {
 // after seq after, then new ones as they are committed. Every event has
 // id: its sequence number (a reconnect with Last-Event-ID resumes without
 // loss or repeat) and event: its type; token deltas go as event: delta
-// without an id (they are not in the log). The stream ends after
-// session.ended; a comment line every Heartbeat keeps it open.
+// without an id (they are not in the log). The stream ends after the
+// session's end (see streamEnd); a comment line every Heartbeat keeps it
+// open.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after int64) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -92,12 +93,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	end, err := s.endedAt(ctx, id)
+	end, err := s.streamEnd(ctx, id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if end > 0 && after >= end {
+	if end.over(after) {
 		// The client has everything of a session that ended: 204 tells
 		// EventSource to stop reconnecting.
 		w.WriteHeader(http.StatusNoContent)
@@ -152,7 +153,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 					flusher.Flush()
 					return
 				}
-				if last := s.writeEvent(w, it, &tl); last || (end > 0 && it.ev.Seq >= end) {
+				if failed := s.writeEvent(w, it, &tl); failed || end.at(it.ev) {
 					flusher.Flush()
 					return
 				}
@@ -168,24 +169,47 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 	}
 }
 
-// endedAt is the sequence number of an ended session's last event, or 0
-// while the session has not ended: a stream of an ended session is over
-// once it has sent that event.
-func (s *Server) endedAt(ctx context.Context, id string) (int64, error) {
+// streamEnd is where a stream of a session's events ends: after the last
+// event of a session that has ended, or after a session.ended still to
+// come. A session.ended already in the log before a session that goes on
+// (a rewind took it back, or a fork copied its original's log) is history
+// and ends nothing.
+type streamEnd struct {
+	// ended is the last event's sequence number when the session has
+	// ended, else 0.
+	ended int64
+	// seen is the log's last sequence number when the stream began.
+	seen int64
+}
+
+func (s *Server) streamEnd(ctx context.Context, id string) (streamEnd, error) {
 	st, err := s.svc.Get(ctx, callerOf(ctx), id)
 	if err != nil {
-		return 0, err
+		return streamEnd{}, err
 	}
+	e := streamEnd{seen: st.Seq}
 	if st.Status.Finished() {
-		return st.Seq, nil
+		e.ended = st.Seq
 	}
-	return 0, nil
+	return e, nil
+}
+
+// over reports whether a client that has every event up to after has
+// everything of an ended session.
+func (e streamEnd) over(after int64) bool { return e.ended > 0 && after >= e.ended }
+
+// at reports whether the stream ends with ev.
+func (e streamEnd) at(ev loop.Event) bool {
+	if e.ended > 0 {
+		return ev.Seq >= e.ended
+	}
+	return ev.Type == loop.TypeSessionEnded && ev.Seq > e.seen
 }
 
 // writeEvent writes one item of a session's log to an event stream and
-// reports whether the stream ends with it (an error, a write that failed,
-// session.ended).
-func (s *Server) writeEvent(w http.ResponseWriter, it logItem, tl *timeline) (end bool) {
+// reports whether the stream must end with it: the log failed, or a write
+// did.
+func (s *Server) writeEvent(w http.ResponseWriter, it logItem, tl *timeline) (failed bool) {
 	if it.err != nil {
 		fmt.Fprintf(w, "event: error\ndata: %q\n\n", it.err.Error())
 		return true
@@ -203,7 +227,7 @@ func (s *Server) writeEvent(w http.ResponseWriter, it logItem, tl *timeline) (en
 			return true
 		}
 	}
-	return it.ev.Type == loop.TypeSessionEnded
+	return false
 }
 
 // summaries streams the caller's sessions as summaries (Server-Sent

@@ -9,7 +9,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
-	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -28,7 +27,7 @@ type wsDelta struct {
 // socket sends a session's events over a WebSocket: one JSON text message
 // per event (the log's event, with its seq), then new ones as they are
 // committed, token deltas as {"type":"delta"} messages; it closes
-// normally after session.ended. ?after= resumes after a sequence number.
+// normally after the session's end (see streamEnd). ?after= resumes after a sequence number.
 // A client that does not read its messages is dropped after a write
 // timeout; the session never waits for it.
 func (s *Server) socket(w http.ResponseWriter, r *http.Request, id string, after int64) {
@@ -38,7 +37,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request, id string, after
 		s.fail(w, r, err)
 		return
 	}
-	end, err := s.endedAt(r.Context(), id)
+	end, err := s.streamEnd(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -47,7 +46,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request, id string, after
 	if err != nil {
 		return // Accept wrote the error
 	}
-	if end > 0 && after >= end { // the client has everything of an ended session
+	if end.over(after) { // the client has everything of an ended session
 		conn.Close(websocket.StatusNormalClosure, "session ended")
 		return
 	}
@@ -96,7 +95,7 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request, id string, after
 			if line, ok := tl.next(it.ev); ok && !send(line) {
 				return
 			}
-			if it.ev.Type == loop.TypeSessionEnded || (end > 0 && it.ev.Seq >= end) {
+			if end.at(it.ev) {
 				conn.Close(websocket.StatusNormalClosure, "session ended")
 				return
 			}
