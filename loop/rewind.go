@@ -106,12 +106,15 @@ type restorePoint struct {
 	Stuck         int                        `json:"stuck"`
 	Warnings      int                        `json:"warnings"`
 	LimitWarnings map[string]bool            `json:"limit_warnings,omitempty"`
-	Recent        []stepRecord               `json:"recent,omitempty"`
-	CondensedRun  int                        `json:"condensed_in_row,omitempty"`
-	PendingAnswer string                     `json:"pending_answer,omitempty"`
-	AnswerSeq     int64                      `json:"answer_seq,omitempty"`
-	WrappedUp     bool                       `json:"wrapped_up,omitempty"`
-	Answer        AnswerState                `json:"answer"`
+	// Steps and RecentFrom are stuck detection's step log: its length
+	// then, and where the steps it looked at began.
+	Steps         int         `json:"steps"`
+	RecentFrom    int         `json:"recent_from"`
+	CondensedRun  int         `json:"condensed_in_row,omitempty"`
+	PendingAnswer string      `json:"pending_answer,omitempty"`
+	AnswerSeq     int64       `json:"answer_seq,omitempty"`
+	WrappedUp     bool        `json:"wrapped_up,omitempty"`
+	Answer        AnswerState `json:"answer"`
 }
 
 // keep records what e adds for rewinding: a restore point when a live
@@ -139,15 +142,13 @@ func (s *State) restorePoint(n int) restorePoint {
 		Memory: maps.Clone(s.Memory), ProtocolSteps: len(s.ProtocolState.Steps), Verification: s.Verification,
 		Modified: len(s.Modified), LastModified: s.LastModifiedIteration, Stuck: s.StuckDetections,
 		Warnings: len(s.Warnings), LimitWarnings: maps.Clone(s.LimitWarnings), CondensedRun: s.condensedInRow,
+		Steps: len(s.stepLog), RecentFrom: s.recentFrom,
 		PendingAnswer: s.PendingAnswer, AnswerSeq: s.answerSeq, WrappedUp: s.WrappedUp, Answer: s.AnswerState,
 	}
 	p.Turn.Decisions = nil
 	if s.Plan != nil {
 		plan := *s.Plan
 		p.Plan = &plan
-	}
-	for _, r := range s.recent {
-		p.Recent = append(p.Recent, stepRecord{r.action, r.observation, r.text, r.errorResult, r.failed, r.empty})
 	}
 	return p
 }
@@ -272,10 +273,9 @@ func (s *State) rewind(e Event, d *SessionRewound) error {
 	s.LastModifiedIteration, s.StuckDetections = p.LastModified, p.Stuck
 	s.Warnings = s.Warnings[:p.Warnings:p.Warnings]
 	s.LimitWarnings = maps.Clone(p.LimitWarnings)
-	s.recent = nil
-	for _, r := range p.Recent {
-		s.recent = append(s.recent, step{r.Action, r.Observation, r.Text, r.ErrorResult, r.Failed, r.Empty})
-	}
+	// Capacity cut at the length: the next step is appended to a copy,
+	// never over a step an older restore point still names.
+	s.stepLog, s.recentFrom = s.stepLog[:p.Steps:p.Steps], p.RecentFrom
 	s.condensedInRow = p.CondensedRun
 	s.PendingAnswer, s.answerSeq, s.WrappedUp = p.PendingAnswer, p.AnswerSeq, p.WrappedUp
 	s.AnswerState = p.Answer

@@ -9,7 +9,7 @@ import (
 
 // A snapshot is a state serialised whole: its public JSON plus what that
 // JSON leaves out (the conversation, decisions, limit warnings, the
-// reduced recent iterations, per-iteration bookkeeping, the answer owed).
+// reduced iterations stuck detection keeps, per-iteration bookkeeping, the answer owed).
 // Restoring the snapshot taken after event k and folding events k+1… gives
 // the state the whole log folds to (a property test holds it to that), so
 // a long session need not be folded from its first event.
@@ -19,7 +19,8 @@ type snapshot struct {
 	Conversation  []model.Message            `json:"conversation,omitempty"`
 	Decisions     map[string]ApprovalDecided `json:"decisions,omitempty"`
 	LimitWarnings map[string]bool            `json:"limit_warnings,omitempty"`
-	Recent        []stepRecord               `json:"recent,omitempty"`
+	Steps         []stepRecord               `json:"steps,omitempty"`
+	RecentFrom    int                        `json:"recent_from,omitempty"`
 	CondensedRun  int                        `json:"condensed_in_row,omitempty"`
 	Turns         []turnRecord               `json:"turns,omitempty"`
 	PendingAnswer string                     `json:"pending_answer,omitempty"`
@@ -31,7 +32,7 @@ type snapshot struct {
 }
 
 // snapshotVersion is the snapshot format this build writes and reads.
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 type stepRecord struct {
 	Action      string `json:"action,omitempty"`
@@ -52,9 +53,9 @@ type turnRecord struct {
 func (s *State) Snapshot() ([]byte, error) {
 	sn := snapshot{Version: snapshotVersion, State: s, Conversation: s.Conversation, Decisions: s.Decisions,
 		LimitWarnings: s.LimitWarnings, PendingAnswer: s.PendingAnswer, AnswerSeq: s.answerSeq, WrappedUp: s.WrappedUp,
-		CondensedRun: s.condensedInRow, Points: s.points, Past: s.past}
-	for _, r := range s.recent {
-		sn.Recent = append(sn.Recent, stepRecord{r.action, r.observation, r.text, r.errorResult, r.failed, r.empty})
+		CondensedRun: s.condensedInRow, Points: s.points, Past: s.past, RecentFrom: s.recentFrom}
+	for _, r := range s.stepLog {
+		sn.Steps = append(sn.Steps, stepRecord{r.action, r.observation, r.text, r.errorResult, r.failed, r.empty})
 	}
 	for _, it := range s.Iterations {
 		sn.Turns = append(sn.Turns, turnRecord{it.Responded, it.Correction, it.Faults})
@@ -79,8 +80,9 @@ func RestoreState(b []byte) (*State, error) {
 	s.PendingAnswer, s.answerSeq, s.WrappedUp = sn.PendingAnswer, sn.AnswerSeq, sn.WrappedUp
 	s.condensedInRow = sn.CondensedRun
 	s.points, s.past = sn.Points, sn.Past
-	for _, r := range sn.Recent {
-		s.recent = append(s.recent, step{r.Action, r.Observation, r.Text, r.ErrorResult, r.Failed, r.Empty})
+	s.recentFrom = sn.RecentFrom
+	for _, r := range sn.Steps {
+		s.stepLog = append(s.stepLog, step{r.Action, r.Observation, r.Text, r.ErrorResult, r.Failed, r.Empty})
 	}
 	for i, t := range sn.Turns {
 		s.Iterations[i].Responded, s.Iterations[i].Correction, s.Iterations[i].Faults = t.Responded, t.Correction, t.Faults

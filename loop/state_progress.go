@@ -15,10 +15,14 @@ type Progress struct {
 	Warnings        []Warning       `json:"warnings,omitempty"`
 	LimitWarnings   map[string]bool `json:"-"`
 
-	// recent holds the last finished iterations reduced for stuck
-	// detection, condensedInRow the condensations since the model last
-	// replied (watchForStuck keeps both).
-	recent         []step
+	// stepLog holds the live finished iterations reduced for stuck
+	// detection, in order; stuck detection looks at those from
+	// recentFrom on (the last recentCap of them). condensedInRow counts
+	// the condensations since the model last replied. watchForStuck keeps
+	// all three. The log only grows between rewinds (a rewind cuts it
+	// back), so a restore point names its length rather than copying it.
+	stepLog        []step
+	recentFrom     int
 	condensedInRow int
 }
 

@@ -131,7 +131,7 @@ func (p *Progress) watchForStuck(e Event, it *Iteration, l Limits) {
 	switch d := e.Data.(type) {
 	case *MessageAdded:
 		if d.Kind == KindUser && !l.StuckHeadless {
-			p.recent = p.recent[:0] // a person spoke: repetition before it no longer counts
+			p.recentFrom = len(p.stepLog) // a person spoke: repetition before it no longer counts
 			p.condensedInRow = 0
 		}
 	case *ModelResponded:
@@ -140,15 +140,20 @@ func (p *Progress) watchForStuck(e Event, it *Iteration, l Limits) {
 		p.condensedInRow++
 	case *IterationEnded:
 		if it != nil && it.N == d.N {
-			if len(p.recent) >= recentCap(l) {
-				p.recent = append(p.recent[:0], p.recent[1:]...)
-			}
-			p.recent = append(p.recent, stepOf(it))
+			p.stepLog = append(p.stepLog, stepOf(it))
 		}
 	}
 }
 
-func (s *State) steps() []step { return s.recent }
+// steps are the reduced iterations stuck detection looks at: the last
+// recentCap since a person last wrote.
+func (s *State) steps() []step {
+	st := s.stepLog[s.recentFrom:]
+	if n := recentCap(s.Limits); len(st) > n {
+		st = st[len(st)-n:]
+	}
+	return st
+}
 
 func compactJSON(b json.RawMessage) []byte {
 	if isCompact(b) {
