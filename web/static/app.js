@@ -275,7 +275,7 @@ function sessionView(id) {
     if (refreshing) { again = true; return; }
     refreshing = (async () => {
       try { state = await api("GET", "/v1/sessions/" + id); render(); }
-      catch (e) { main().replaceChildren(el("h1", {}, "Session " + id), el("p", { class: "error" }, e.message)); }
+      catch (e) { if (!ctl.signal.aborted) main().replaceChildren(el("h1", {}, "Session " + id), el("p", { class: "error" }, e.message)); }
     })();
     await refreshing; refreshing = null;
     if (again) { again = false; refresh(); }
@@ -287,6 +287,9 @@ function sessionView(id) {
 
   let top = null; // the header and approval cards, and what they show
   function render() {
+    // A read that ends after the person left this page (stop aborted
+    // ctl) never draws the old session over the new page.
+    if (ctl.signal.aborted) return;
     const s = state, running = s.status === "running", stopped = s.status === "paused" || s.status === "waiting";
     // The controls are rebuilt only when what they show changed: a button
     // a person is pressing is never swapped out under the pointer.
