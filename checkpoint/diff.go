@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
@@ -97,19 +96,7 @@ func (s *Store) Diff(ctx context.Context, a, b Side, maxPatch int) (*Diff, error
 	if err != nil {
 		return nil, err
 	}
-	d := &Diff{}
-	f := splitZ(out)
-	for i := 0; i+1 < len(f); i += 2 {
-		c := Change{Path: f[i+1], Change: Modified}
-		switch f[i] {
-		case "A":
-			c.Change = Added
-		case "D":
-			c.Change = Deleted
-		}
-		d.Files = append(d.Files, c)
-	}
-	sort.Slice(d.Files, func(i, j int) bool { return d.Files[i].Path < d.Files[j].Path })
+	d := &Diff{Files: nameStatus(out, Added, Deleted)}
 	patch, err := git(ctx, gd, "", "", nil, "diff-tree", "-r", "-p", "--no-renames", "--no-color", ta, tb)
 	if err != nil {
 		return nil, err

@@ -74,20 +74,7 @@ func (s *Store) Changes(ctx context.Context, sessionID, id, workspace string) ([
 	if err != nil {
 		return nil, err
 	}
-	f := splitZ(out)
-	var changes []Change
-	for i := 0; i+1 < len(f); i += 2 {
-		c := Change{Path: f[i+1], Change: Modified}
-		switch f[i] {
-		case "A":
-			c.Change = Deleted
-		case "D":
-			c.Change = Added
-		}
-		changes = append(changes, c)
-	}
-	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
-	return changes, nil
+	return nameStatus(out, Deleted, Added), nil
 }
 
 // Restore makes workspace hold the files of checkpoint id of the session,
@@ -235,6 +222,26 @@ func syncPath(p string) error {
 	}
 	defer f.Close()
 	return f.Sync()
+}
+
+// nameStatus reads git's --name-status -z output as changes sorted by
+// path: a file git lists as A is given the change added, D deleted, any
+// other status Modified.
+func nameStatus(out []byte, added, deleted string) []Change {
+	f := splitZ(out)
+	var changes []Change
+	for i := 0; i+1 < len(f); i += 2 {
+		c := Change{Path: f[i+1], Change: Modified}
+		switch f[i] {
+		case "A":
+			c.Change = added
+		case "D":
+			c.Change = deleted
+		}
+		changes = append(changes, c)
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	return changes
 }
 
 // splitZ splits git's NUL-terminated output.
