@@ -390,12 +390,7 @@ func (s *Server) dial(ctx context.Context) (*conn, error) {
 		}
 		return nil, fmt.Errorf("MCP server %q: %s: %w%s%s", s.cfg.Name, what, err, c.exitNote(), c.stderrNote())
 	}
-	c.sess = sess
-	go func() {
-		_ = sess.Wait()
-		close(c.done)
-	}()
-	return c, nil
+	return c.attach(sess), nil
 }
 
 func (s *Server) command() (*exec.Cmd, *tailBuffer, error) {
