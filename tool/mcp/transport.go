@@ -52,6 +52,7 @@ func (s *Server) dialURL(ctx context.Context, c *conn) (*conn, error) {
 	if mode == "" {
 		mode = s.spoken
 	}
+	note := " (SSE transport)"
 	if mode != TransportSSE {
 		st := &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, DisableStandaloneSSE: true}
 		if oauth != nil {
@@ -70,16 +71,11 @@ func (s *Server) dialURL(ctx context.Context, c *conn) (*conn, error) {
 			l.Info("MCP server refused streamable HTTP; trying the HTTP+SSE transport", "server", s.cfg.Name, "status", status)
 		}
 		rec.firstPost.Store(0)
-		sess, err = s.client.Connect(ctx, s.sseTransport(client), nil)
-		if err != nil {
-			return nil, s.urlError(err, int(rec.firstPost.Load()), fmt.Sprintf(" (streamable HTTP was refused with HTTP %d, then SSE failed)", status))
-		}
-		s.spoken = TransportSSE
-		return c.attach(sess), nil
+		note = fmt.Sprintf(" (streamable HTTP was refused with HTTP %d, then SSE failed)", status)
 	}
 	sess, err := s.client.Connect(ctx, s.sseTransport(client), nil)
 	if err != nil {
-		return nil, s.urlError(err, int(rec.firstPost.Load()), " (SSE transport)")
+		return nil, s.urlError(err, int(rec.firstPost.Load()), note)
 	}
 	s.spoken = TransportSSE
 	return c.attach(sess), nil
