@@ -75,18 +75,7 @@ func (r *Runner) Rewind(ctx context.Context, id string, to RewindTo) (*Session, 
 			return nil, err
 		}
 	}
-	if !resume {
-		r.release(s)
-		close(s.done)
-		return s, nil
-	}
-	if err := s.needEnv(ctx); err != nil {
-		// Recorded, but it cannot run here: it stays resumable.
-		r.release(s)
-		return nil, err
-	}
-	s.launch(ctx)
-	return s, nil
+	return r.runHere(ctx, s, resume)
 }
 
 // RewindResumes reports whether a rewind of a session in state st, with

@@ -539,12 +539,22 @@ func (r *Runner) record(ctx context.Context, id string, prepare func(*Session, *
 	if !run || s.state.Status == StatusWaiting || s.state.Status == StatusPaused || s.state.Status.Finished() {
 		// Still waiting (more approvals pending), or recorded for a
 		// driver that runs it step by step: nothing to run here.
+		return r.runHere(ctx, s, false)
+	}
+	return r.runHere(ctx, s, true)
+}
+
+// runHere ends the claim on a session whose change was just recorded:
+// with run, it runs the session here; without, it releases it with Done
+// already closed. A session that cannot get its environment here stays
+// recorded and resumable.
+func (r *Runner) runHere(ctx context.Context, s *Session, run bool) (*Session, error) {
+	if !run {
 		r.release(s)
 		close(s.done)
 		return s, nil
 	}
 	if err := s.needEnv(ctx); err != nil {
-		// Recorded, but it cannot run here: it stays resumable.
 		r.release(s)
 		return nil, err
 	}
