@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 
 	"github.com/agentloop/agentloop/internal/oauthtest"
 )
@@ -266,5 +267,40 @@ func TestOAuthOverTheSSETransport(t *testing.T) {
 	}
 	if _, _, refreshes := as.Counts(); refreshes != 1 {
 		t.Fatalf("refreshes = %d, want 1", refreshes)
+	}
+}
+
+// A token file that cannot be read, and a stored token that expired with
+// no refresh token, both say what the person has to do.
+func TestOAuthStoredTokensThatCannotBeUsed(t *testing.T) {
+	dir := t.TempDir()
+	bad := &TokenFile{Path: filepath.Join(dir, "bad.json")}
+	if err := os.WriteFile(bad.Path, []byte("not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bad.Get("http://x/mcp"); err == nil || !strings.Contains(err.Error(), "delete it and log in again") {
+		t.Errorf("corrupt token file: %v, want an error saying to delete it and log in again", err)
+	}
+
+	tokens := &TokenFile{Path: filepath.Join(dir, "tokens.json")}
+	cfg := ServerConfig{Name: "remote", URL: "http://127.0.0.1:1/mcp", OAuth: &OAuth{Tokens: tokens}}
+	if err := tokens.Put(&StoredLogin{Server: "remote", URL: cfg.URL, TokenURL: "http://127.0.0.1:1/token",
+		Token: &oauth2.Token{AccessToken: "old", Expiry: time.Now().Add(-time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := newOAuthSession(&cfg, http.DefaultClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.Token()
+	var login *LoginRequiredError
+	if !errors.As(err, &login) || !strings.Contains(err.Error(), "no refresh token") || !strings.Contains(err.Error(), "agentloop mcp login remote") {
+		t.Errorf("expired token without a refresh token: %v, want a LoginRequiredError naming the login command", err)
+	}
+	if _, err := tokens.Delete(cfg.URL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = h.refresh("old"); !errors.As(err, &login) || !strings.Contains(err.Error(), "logged out") {
+		t.Errorf("tokens removed under a session: %v, want a LoginRequiredError saying it was logged out", err)
 	}
 }
