@@ -641,22 +641,19 @@ func (p *parser) mcpServer(key, n *yaml.Node, s *mcp.ServerConfig, what string) 
 			p.at(k, "%s: %s is for servers reached by url; this one has a command", what, k.Value)
 		}
 	}
-	if s.BearerTokenEnv != "" {
-		for k := range s.Headers {
-			if strings.EqualFold(k, "Authorization") {
-				p.at(key, "%s: set either an Authorization header or bearer_token_env, not both", what)
-			}
+	for k := range s.Headers {
+		if !strings.EqualFold(k, "Authorization") {
+			continue
+		}
+		if s.BearerTokenEnv != "" {
+			p.at(key, "%s: set either an Authorization header or bearer_token_env, not both", what)
+		}
+		if s.OAuth != nil {
+			p.at(key, "%s: set either oauth or an Authorization header, not both", what)
 		}
 	}
-	if s.OAuth != nil {
-		if s.BearerTokenEnv != "" {
-			p.at(key, "%s: set either oauth or bearer_token_env, not both", what)
-		}
-		for k := range s.Headers {
-			if strings.EqualFold(k, "Authorization") {
-				p.at(key, "%s: set either oauth or an Authorization header, not both", what)
-			}
-		}
+	if s.OAuth != nil && s.BearerTokenEnv != "" {
+		p.at(key, "%s: set either oauth or bearer_token_env, not both", what)
 	}
 	if reconnects != nil {
 		if *reconnects == 0 {
