@@ -58,12 +58,8 @@ func (r *Runner) Rewind(ctx context.Context, id string, to RewindTo) (*Session, 
 		}
 	}
 	resume := RewindResumes(st, to.Message)
-	s.emit(&SessionRewound{ToIteration: to.At, Checkpoint: to.Checkpoint, CheckpointIteration: to.CheckpointIteration, Message: to.Message})
-	if to.Message != "" {
-		s.emit(&MessageAdded{Role: model.RoleUser, Content: to.Message, Kind: KindUser})
-	}
-	if resume {
-		s.emit(&SessionResumed{Note: fmt.Sprintf("rewound to step %d", to.At)})
+	for _, p := range RewindPayloads(st, to) {
+		s.emit(p)
 	}
 	if err := s.flush(ctx); err != nil {
 		r.release(s)
@@ -76,6 +72,20 @@ func (r *Runner) Rewind(ctx context.Context, id string, to RewindTo) (*Session, 
 		}
 	}
 	return r.runHere(ctx, s, resume)
+}
+
+// RewindPayloads are what a rewind of a session in state st records, in
+// one commit: session.rewound, the person's message when one is given,
+// and session.resumed when the rewind resumes it (RewindResumes).
+func RewindPayloads(st *State, to RewindTo) []Payload {
+	out := []Payload{&SessionRewound{ToIteration: to.At, Checkpoint: to.Checkpoint, CheckpointIteration: to.CheckpointIteration, Message: to.Message}}
+	if to.Message != "" {
+		out = append(out, &MessageAdded{Role: model.RoleUser, Content: to.Message, Kind: KindUser})
+	}
+	if RewindResumes(st, to.Message) {
+		out = append(out, &SessionResumed{Note: fmt.Sprintf("rewound to step %d", to.At)})
+	}
+	return out
 }
 
 // RewindResumes reports whether a rewind of a session in state st, with

@@ -8,7 +8,6 @@ import (
 	"github.com/agentloop/agentloop/checkpoint"
 	"github.com/agentloop/agentloop/internal/teststop"
 	"github.com/agentloop/agentloop/loop"
-	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/store"
 )
 
@@ -123,13 +122,7 @@ func (s *Service) rewindCommit(ctx context.Context, id string, ck *loop.Workspac
 	if err := s.engineIdle(ctx, now); err != nil {
 		return nil, nil, err
 	}
-	payloads := []loop.Payload{&loop.SessionRewound{ToIteration: req.At, Checkpoint: ck.ID, CheckpointIteration: ck.Iteration, Message: req.Message}}
-	if req.Message != "" {
-		payloads = append(payloads, &loop.MessageAdded{Role: model.RoleUser, Content: req.Message, Kind: loop.KindUser})
-	}
-	if loop.RewindResumes(now, req.Message) {
-		payloads = append(payloads, &loop.SessionResumed{Note: fmt.Sprintf("rewound to step %d", req.At)})
-	}
+	payloads := loop.RewindPayloads(now, loop.RewindTo{At: req.At, Checkpoint: ck.ID, CheckpointIteration: ck.Iteration, Message: req.Message})
 	at := s.cfg.Clock()
 	events := make([]loop.Event, len(payloads))
 	for i, p := range payloads {
