@@ -7,12 +7,11 @@
 // as well only to mark their rewound steps.
 "use strict";
 
-// cmpSecs shows a duration given as a string of seconds ("1.5s"), or as
-// the older number of nanoseconds.
+// cmpSecs shows a duration from the API (durSecs, app.js), "—" when
+// there is none.
 function cmpSecs(d) {
   if (d === undefined || d === null || d === "") return "—";
-  const s = typeof d === "number" ? d / 1e9 : parseFloat(d);
-  if (!isFinite(s)) return String(d);
+  const s = durSecs(d);
   if (s < 1) return Math.round(s * 1000) + " ms";
   if (s < 60) return s.toFixed(1) + " s";
   return Math.floor(s / 60) + " min " + Math.round(s % 60) + " s";
@@ -78,7 +77,6 @@ function compareParts(c, sa, sb) {
     if (!d) return null;
     return el("span", { class: "cmp-delta " + (d > 0 ? "up" : "down") }, ` (${d > 0 ? "+" : "−"}${fmt(Math.abs(d))})`);
   };
-  const secs = x => (typeof x === "number" ? x / 1e9 : parseFloat(x) || 0);
   const from = x => x.forked_from ? [el("a", { href: "#/s/" + x.forked_from.id }, x.forked_from.id), ` at step ${x.forked_from.iteration}`] : "—";
   const rows = [
     ["Outcome", x => [badge(x.status), x.reason && x.reason !== x.status ? el("span", { class: "muted small" }, " " + x.reason) : null]],
@@ -89,7 +87,7 @@ function compareParts(c, sa, sb) {
     ["Input tokens", x => cmpNum(x.input_tokens), (x, y) => delta(x.input_tokens, y.input_tokens, cmpNum)],
     ["Output tokens", x => cmpNum(x.output_tokens), (x, y) => delta(x.output_tokens, y.output_tokens, cmpNum)],
     ["Cost", x => fmtCost(x.cost_usd), (x, y) => delta(x.cost_usd, y.cost_usd, v => "$" + v.toFixed(4))],
-    ["Duration", x => cmpSecs(x.duration), (x, y) => delta(secs(x.duration), secs(y.duration), v => cmpSecs(v + "s"))],
+    ["Duration", x => cmpSecs(x.duration), (x, y) => delta(durSecs(x.duration), durSecs(y.duration), v => cmpSecs(v + "s"))],
     ["Answer", x => x.answer ? el("div", { class: "answer cmp-answer" }, cut(x.answer, 1200)) : el("span", { class: "muted" }, "none")],
   ];
   const totals = el("div", { class: "cmp-scroll" }, el("table", { id: "compare-totals", class: "cmp cmp-totals" },
