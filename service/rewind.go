@@ -116,10 +116,8 @@ func (s *Service) Rewind(ctx context.Context, c Caller, id string, req RewindReq
 		At: req.At, Checkpoint: ck.ID, CheckpointIteration: ck.Iteration, Message: req.Message,
 		Before: func(ctx context.Context, now *loop.State) error {
 			// The log may have moved since it was read above.
-			if again, err := rewindCheck(now, req.At); err != nil {
+			if err := rewindRecheck(now, st, ck, req); err != nil {
 				return err
-			} else if again.ID != ck.ID || loop.RewindResumes(now, req.Message) != loop.RewindResumes(st, req.Message) {
-				return conflict("session %s changed while it was being rewound: try again", id)
 			}
 			if err := cs.BeginRestore(id, checkpoint.Pending{Seq: now.Seq + 1, Checkpoint: ck.ID, Workspace: workspace}); err != nil {
 				return err
@@ -172,6 +170,21 @@ func rewindCheck(st *loop.State, at int) (*loop.WorkspaceCheckpointed, error) {
 		return nil, invalid("session %s has no workspace checkpoint at or before step %d (it ran with checkpoints off, or before they existed): it cannot be rewound there", st.ID, at)
 	}
 	return ck, nil
+}
+
+// rewindRecheck says why session now, read again under its lease, can
+// no longer take the rewind planned on before: it cannot be rewound to
+// req.At now, that would restore another checkpoint, or the rewind
+// would now resume it (or not) where it would not have.
+func rewindRecheck(now, before *loop.State, ck *loop.WorkspaceCheckpointed, req RewindRequest) error {
+	again, err := rewindCheck(now, req.At)
+	if err != nil {
+		return err
+	}
+	if again.ID != ck.ID || loop.RewindResumes(now, req.Message) != loop.RewindResumes(before, req.Message) {
+		return conflict("session %s changed while it was being rewound: try again", now.ID)
+	}
+	return nil
 }
 
 func rewindError(err error) error {

@@ -114,10 +114,8 @@ func (s *Service) rewindCommit(ctx context.Context, id string, ck *loop.Workspac
 		return nil, nil, err
 	}
 	// The log may have moved since it was read (a worker stepped it).
-	if again, err := rewindCheck(now, req.At); err != nil {
+	if err := rewindRecheck(now, before, ck, req); err != nil {
 		return nil, nil, err
-	} else if again.ID != ck.ID || loop.RewindResumes(now, req.Message) != loop.RewindResumes(before, req.Message) {
-		return nil, nil, conflict("session %s changed while it was being rewound: try again", id)
 	}
 	if err := s.engineIdle(ctx, now); err != nil {
 		return nil, nil, err
