@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -84,7 +85,7 @@ func (s *Service) compareSide(st *loop.State) api.CompareSide {
 	if st.CompletedAt.IsZero() && !st.StartedAt.IsZero() {
 		d = s.cfg.Clock().Sub(st.StartedAt)
 	}
-	side := api.CompareSide{ID: st.ID, Task: st.Task, Model: firstNonEmpty(st.CurrentModel, st.Model), Status: string(st.Status), Reason: string(st.Reason),
+	side := api.CompareSide{ID: st.ID, Task: st.Task, Model: cmp.Or(st.CurrentModel, st.Model), Status: string(st.Status), Reason: string(st.Reason),
 		Answer: st.Answer, Steps: len(liveSteps(st)), ToolCalls: st.ToolCallCount, InputTokens: st.Usage.InputTokens, OutputTokens: st.Usage.OutputTokens,
 		CostUSD: st.CostUSD, Duration: seconds(d)}
 	if f := st.ForkedFrom; f != nil {
@@ -146,13 +147,4 @@ func stepSide(it *loop.Iteration) *api.StepSide {
 // "1.5s", which JavaScript's parseFloat and Go's ParseDuration both read.
 func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
