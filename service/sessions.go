@@ -193,18 +193,15 @@ func (s *Service) Recover(ctx context.Context, c Caller) ([]*Started, error) {
 	if err := c.need(ScopeControl); err != nil {
 		return nil, err
 	}
-	// Forks a crash cut short are recorded or removed (fork_note.go).
+	// Forks a crash cut short are recorded or removed (fork_note.go), and
+	// rewinds settled, whether or not their sessions run again (here or
+	// on an engine); one that cannot be does not hold up the rest.
 	forkErr := s.finishForks(ctx)
-	if s.cfg.Engine != nil {
-		// The engine keeps its sessions going; a rewind this server
-		// recorded but did not restore before it died is restored here.
-		_, settleErr := s.SettleRewinds(ctx, c)
-		return nil, errors.Join(settleErr, forkErr)
-	}
-	// Rewinds a crash cut short are settled first, whether or not their
-	// sessions run again; one that cannot be does not hold up the rest.
 	_, settleErr := s.SettleRewinds(ctx, c)
 	restoreErr := errors.Join(settleErr, forkErr)
+	if s.cfg.Engine != nil {
+		return nil, restoreErr // the engine keeps its sessions going
+	}
 	list, err := s.List(ctx, c, store.Filter{Status: []loop.Status{loop.StatusRunning}})
 	if err != nil {
 		return nil, err
