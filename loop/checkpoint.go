@@ -70,18 +70,17 @@ func (s *Session) checkpointAfter(p Payload) {
 	}
 }
 
-// iterationChangedFiles reports whether iteration n's tool calls recorded
-// modified files or ran a command (which may change any file).
+// iterationChangedFiles reports whether iteration n, the live one that
+// just ended, recorded tool calls that modified files or ran a command
+// (which may change any file).
 func iterationChangedFiles(st *State, n int) bool {
-	for i := range st.Iterations {
-		it := &st.Iterations[i]
-		if it.N != n || it.Rewound {
-			continue
-		}
-		for _, c := range it.ToolCalls {
-			if len(c.Modified) > 0 || c.Name == "execute_command" {
-				return true
-			}
+	it := st.current()
+	if it == nil || it.N != n {
+		return false
+	}
+	for _, c := range it.ToolCalls {
+		if len(c.Modified) > 0 || c.Name == "execute_command" {
+			return true
 		}
 	}
 	return false
