@@ -230,9 +230,10 @@ func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
 	saved := s.c.handOverWatched()
 	s.launch(ctx)
 	if err := <-saved; err != nil {
-		s.cancelWith(fmt.Errorf("session %s: saving its start: %w", s.id, notSaved{err}))
+		err = fmt.Errorf("session %s: saving its start: %w", s.id, notSaved{err})
+		s.cancelWith(err)
 		<-s.done
-		return nil, fmt.Errorf("session %s: saving its start: %w", s.id, notSaved{err})
+		return nil, err
 	}
 	return s, nil
 }
