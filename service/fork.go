@@ -171,7 +171,7 @@ func (s *Service) recorded(ctx context.Context, id string) bool {
 
 func forkCheckpointError(id string, at int, err error) error {
 	if errors.Is(err, checkpoint.ErrNotFound) {
-		return invalid("session %s: the workspace of step %d is not on this machine: %v", id, at, err)
+		return invalid("session %s: the workspace of step %d is not on this machine: %v (its checkpoints are kept where it ran: fork it there)", id, at, err)
 	}
 	return fmt.Errorf("fork of session %s at step %d: %w", id, at, err)
 }

@@ -199,7 +199,7 @@ func rewindError(err error) error {
 
 func rewindCheckpointError(id string, at int, err error) error {
 	if errors.Is(err, checkpoint.ErrNotFound) {
-		return invalid("session %s: the workspace of step %d is not on this machine: %v", id, at, err)
+		return invalid("session %s: the workspace of step %d is not on this machine: %v (its checkpoints are kept where it ran: rewind it there)", id, at, err)
 	}
 	return fmt.Errorf("rewind of session %s to step %d: %w", id, at, err)
 }
