@@ -167,9 +167,11 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 	}
 	switch sub {
 	case "list":
-		list, err := c.List(ctx, *status, *limit)
+		var list []api.Summary
 		if *forkedFrom != "" {
 			list, err = c.Forks(ctx, *forkedFrom, *limit) // the fork tree's next level
+		} else {
+			list, err = c.List(ctx, *status, *limit)
 		}
 		if err != nil {
 			return fail(stderr, "%v", err)
