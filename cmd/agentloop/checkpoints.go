@@ -38,7 +38,7 @@ func defaultDataDB() string {
 	if base == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "sessions.db" // as defaultDB: the default's own name
+			return "sessions.db" // the default's name, in the working directory
 		}
 		base = filepath.Join(home, ".local", "share")
 	}

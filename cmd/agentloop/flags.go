@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/agentloop/agentloop/config"
@@ -194,15 +193,7 @@ func defaultDB() string {
 	if c, err := config.Load(config.DefaultPath()); err == nil && c.DB != "" {
 		return c.DB
 	}
-	base := os.Getenv("XDG_DATA_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "sessions.db" // the default's name, in the working directory
-		}
-		base = filepath.Join(home, ".local", "share")
-	}
-	return filepath.Join(base, "agentloop", "sessions.db")
+	return defaultDataDB()
 }
 
 // captureSet remembers which flags were given, so they win over a profile.
