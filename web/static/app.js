@@ -112,6 +112,8 @@ function sessionDuration(sum) {
   const sec = Math.round((to - from) / 1000);
   return sec < 60 ? sec + " s" : sec < 3600 ? Math.floor(sec / 60) + " min " + (sec % 60) + " s" : Math.floor(sec / 3600) + " h " + Math.floor(sec % 3600 / 60) + " min";
 }
+// endedStatuses are the statuses of a session that has ended.
+const endedStatuses = ["completed", "failed", "terminated", "error"];
 function fmtTime(s) { return s ? new Date(s).toLocaleString() : ""; }
 function fmtCost(c) { return c ? "$" + c.toFixed(4) : "—"; }
 // durSecs reads a duration from the API as seconds. The API writes a string
@@ -335,7 +337,7 @@ function sessionView(id) {
   // between a session and its follow-ups.
   let followUps = null;
   function followUpPart(s) {
-    const ended = ["completed", "failed", "terminated", "error"].includes(s.status);
+    const ended = endedStatuses.includes(s.status);
     if (!ended) return null;
     if (followUps === null) {
       followUps = [];
@@ -358,7 +360,7 @@ function sessionView(id) {
   }
 
   function controls(s, running, stopped) {
-    const ended = ["completed", "failed", "terminated", "error"].includes(s.status);
+    const ended = endedStatuses.includes(s.status);
     const pct = s.max_iterations ? Math.min(100, Math.round(100 * s.current_iteration / s.max_iterations)) : 0;
     const header = el("div", { class: "card" },
       el("h1", {}, s.task),

@@ -17,8 +17,6 @@
 // passes it in.
 "use strict";
 
-const forkEnded = ["completed", "failed", "terminated", "error"];
-
 // forkRedraw calls render, the render of session id's page, if that page
 // is still the one on screen: a read that ends after the person moved to
 // another page never draws over it.
@@ -43,7 +41,7 @@ function forkCheckpointAtOrBefore(s, n) {
 function forkStepActions(s, it) {
   if (it.rewound) return el("span", { class: "rewound-tag", title: "A rewind set this step aside: it stays in the log, and is no longer part of the conversation" }, "rewound");
   if (!s || it.status === "in_progress" || !forkCheckpointAtOrBefore(s, it.number)) return null;
-  const canRewind = forkEnded.includes(s.status) || s.status === "paused";
+  const canRewind = endedStatuses.includes(s.status) || s.status === "paused";
   return el("span", { class: "fork-actions" },
     canRewind ? el("button", { class: "link", type: "button", "data-rewind": String(it.number), "aria-label": `Rewind to step ${it.number}`, onclick: () => forkRewindDialog(s, it.number) }, "Rewind to here") : null,
     el("button", { class: "link", type: "button", "data-fork": String(it.number), "aria-label": `Fork from step ${it.number}`, onclick: () => forkForkDialog(s, it.number) }, "Fork from here"));

@@ -77,14 +77,13 @@ function notificationsCard() {
 // clock against the server's: close enough for this). Each watched change
 // to waiting or to an end shows one notification.
 const notifySince = Date.now();
-const notifyEnded = ["completed", "failed", "terminated", "error"];
 
 function notifyChange(id, status, live, created, what, body) {
   const before = notifyLast.get(id);
   notifyLast.set(id, status);
   if (before === status) return;
   if (before === undefined && !live && !(Date.parse(created) >= notifySince)) return; // older than this page: nothing it watched change
-  if (status === "waiting" || notifyEnded.includes(status)) notifyShow(id, what, body);
+  if (status === "waiting" || endedStatuses.includes(status)) notifyShow(id, what, body);
 }
 
 // notifyEvent is called with each session.* event the open session page
