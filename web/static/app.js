@@ -400,7 +400,7 @@ function sessionView(id) {
         // Another model did this step (a fallback, or the one a fork moved to): say which.
         it.model && state && it.model !== state.model ? el("span", { class: "switched", title: it.model }, (forkedOnto(state, it) ? "· forked onto " : "· fallback ") + shortModel(it.model) + " ") : null,
         el("button", { class: "link", "data-details": String(it.number), "aria-label": `Details of step ${it.number}`, "aria-pressed": String(it.number === selected), onclick: () => select(it.number === selected ? 0 : it.number) }, it.number === selected ? "Hide details" : "Details"),
-        forkStepActions(state, it, render)), // fork.js
+        forkStepActions(state, it)), // fork.js
       it.error ? el("p", { class: "error" }, it.error) : null, msgs, tools,
       isCurrent && live ? el("div", { class: "live", id: "live" }, live) : null);
   }
