@@ -86,12 +86,17 @@ function notifyChange(id, status, live, created, what, body) {
   if (status === "waiting" || endedStatuses.includes(status)) notifyShow(id, what, body);
 }
 
+// notifyWaiting says why a session waits, for its notification.
+function notifyWaiting(reason) {
+  return reason === "approval" ? "needs an approval" : reason === "stuck" ? "seems stuck and waits for you" : "waits for you";
+}
+
 // notifyEvent is called with each session.* event the open session page
 // receives as it happens.
 function notifyEvent(id, type, data) {
   const d = data.data || {};
   if (type === "session.waiting") {
-    notifyChange(id, "waiting", true, null, d.reason === "approval" ? "needs an approval" : d.reason === "stuck" ? "seems stuck and waits for you" : "waits for you", d.question || "");
+    notifyChange(id, "waiting", true, null, notifyWaiting(d.reason), d.question || "");
   } else if (type === "session.ended") {
     notifyChange(id, d.status, true, null, "ended: " + d.status, d.answer || d.detail || "");
   } else if (type === "session.resumed" || type === "session.paused") {
@@ -101,8 +106,8 @@ function notifyEvent(id, type, data) {
 
 // notifyState is called with the state the session page loads first.
 function notifyState(s) {
-  const waiting = s.status === "waiting", what = s.reason === "approval" ? "needs an approval" : s.reason === "stuck" ? "seems stuck and waits for you" : "waits for you";
-  notifyChange(s.id, s.status, false, s.started_at, waiting ? what : "ended: " + s.status, waiting ? s.question || "" : s.answer || "");
+  const waiting = s.status === "waiting";
+  notifyChange(s.id, s.status, false, s.started_at, waiting ? notifyWaiting(s.reason) : "ended: " + s.status, waiting ? s.question || "" : s.answer || "");
 }
 
 // notifySummary is called with each summary the sessions list receives.
