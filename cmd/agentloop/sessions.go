@@ -673,7 +673,7 @@ func sessionsRecover(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *jsonOut {
-		printJSON(stdout, states)
+		worst = max(worst, printJSON(stdout, states))
 	}
 	return worst
 }
