@@ -186,13 +186,14 @@ func newRuntime(ctx context.Context, env harness.Env, o options) (*harness.Runti
 		// registries are kept for the next sessions: compiling the tool's
 		// schema for each would be this harness's cost, not the service's.
 		var (
-			counters sync.Map // session ID → the context Start was called with
+			counters sync.Map // run key → the context Start was called with
+			runs     atomic.Int64
 			freeMu   sync.Mutex
 			free     []*boundTools
 		)
 		cfg.Model, cfg.Tools = nil, nil
-		cfg.Resolve = func(_ context.Context, _ *loop.SessionStarted, st *loop.State) (*loop.Env, error) {
-			ctx, ok := counters.Load(st.ID)
+		cfg.Resolve = func(_ context.Context, d *loop.SessionStarted, st *loop.State) (*loop.Env, error) {
+			ctx, ok := counters.Load(d.Labels[runLabel])
 			if !ok {
 				return nil, fmt.Errorf("session %s: not started by this harness", st.ID)
 			}
@@ -218,10 +219,13 @@ func newRuntime(ctx context.Context, env harness.Env, o options) (*harness.Runti
 		}
 		caller := service.Local("bench")
 		runSession = func(ctx context.Context) (*loop.State, error) {
-			id := loop.RandomID()
-			counters.Store(id, ctx)
-			defer counters.Delete(id)
-			started, err := svc.Start(ctx, caller, loop.Task{ID: id, Prompt: workload.Prompt})
+			// The service makes the session's ID, as it does for every
+			// session started over HTTP or by `agentloop run`; the run's
+			// own key reaches Resolve as a label.
+			key := strconv.FormatInt(runs.Add(1), 10)
+			counters.Store(key, ctx)
+			defer counters.Delete(key)
+			started, err := svc.Start(ctx, caller, loop.Task{Prompt: workload.Prompt, Labels: map[string]string{runLabel: key}})
 			if err != nil {
 				return nil, err
 			}
@@ -334,3 +338,7 @@ func openPostgres(ctx context.Context, url string) (store.Store, error) {
 	}
 	return pgLog{Store: s, drop: drop}, nil
 }
+
+// runLabel is the label that ties a session the service started to the
+// harness's run, whose tool-call counter its add tool counts in.
+const runLabel = "bench-run"
