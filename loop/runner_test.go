@@ -396,6 +396,32 @@ func TestModificationsAreRecorded(t *testing.T) {
 	refold(t, e, st)
 }
 
+// A tool call's context lives for the session's calls, not one: a report
+// a tool makes after its call returned (from a goroutine it left behind)
+// counts for the call running when it is made, and is dropped when none
+// runs.
+func TestLateModificationReportCountsWhenItIsMade(t *testing.T) {
+	e := newEnv()
+	m := scripted.Replies(scripted.Call("write_file", `{"path":"x"}`), scripted.Call("read_file", `{"path":"x"}`), scripted.Text("done"))
+	var late context.Context
+	writer := tool.Func(model.ToolSpec{Name: "write_file", Parameters: objSchema}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+		tool.ReportModification(ctx, tool.Modification{Path: "x", Kind: tool.Created})
+		late = ctx
+		return tool.Result{Output: "ok"}, nil
+	})
+	reader := tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+		tool.ReportModification(late, tool.Modification{Path: "y", Kind: tool.Created}) // the write's, made now
+		return tool.Result{Output: "x"}, nil
+	})
+	r := e.runner(t, m, []tool.Tool{writer, reader}, nil)
+	st := run(t, r, "x")
+	tool.ReportModification(late, tool.Modification{Path: "z", Kind: tool.Created}) // no call runs
+	if len(st.Modified) != 2 || st.Modified[0].Path != "x" || st.Modified[1].Path != "y" || st.LastModifiedIteration != 2 {
+		t.Fatalf("modified %+v at %d, want x then y, at 2", st.Modified, st.LastModifiedIteration)
+	}
+	refold(t, e, st)
+}
+
 func TestFatalModelErrorEndsWithError(t *testing.T) {
 	e := newEnv()
 	m := scripted.Replies(scripted.Fail(errors.New("openai: HTTP 401 from http://x (model m): bad key")))

@@ -38,6 +38,10 @@ type Session struct {
 	terminate bool
 	cancel    context.CancelCauseFunc
 
+	// calls is the context its tool calls run in (toolCallsIn), owned by
+	// the session goroutine.
+	calls *toolCalls
+
 	// calling is the iteration of the model call running or last made
 	// (see Calling).
 	calling atomic.Int64

@@ -22,6 +22,7 @@ var (
 func (s *Session) run(ctx context.Context) error {
 	callCtx, cancel := s.withSessionTimeout(ctx)
 	defer cancel()
+	defer s.releaseToolCalls()
 	for {
 		if stopped, err := s.turn(ctx, callCtx); stopped || err != nil {
 			return err

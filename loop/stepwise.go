@@ -99,6 +99,7 @@ func (r *Runner) Step(ctx context.Context, id string, c StepControls) (*State, e
 	s.setStopConditions()
 	callCtx, cancel := s.withSessionTimeout(ctx)
 	defer cancel()
+	defer s.releaseToolCalls()
 	// Bookkeeping turns in a row (closing an iteration, then opening the
 	// next) are one step: only a model call or the tool calls end it.
 	for {

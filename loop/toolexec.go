@@ -36,15 +36,17 @@ func (s *Session) runCalls(ctx context.Context) error {
 	call := s.state.PendingCalls[0]
 	t, _ := s.env.Tools.Lookup(call.Name)
 	if next == rerunTool {
-		return s.execute(ctx, t, call, input)
+		calls := newToolCalls(ctx, false)
+		defer calls.release()
+		return s.execute(calls, t, call, input)
 	}
 	// runTool: tool.started is recorded. From here the call is made and
 	// recorded whole, even if the process is shutting down meanwhile (its
 	// grace period bounds the wait): a call cut between tool.started and
 	// its run would count as maybe-run, and a tool that is not idempotent
 	// would then never be made.
-	ctx, finished := finishDespiteShutdown(ctx)
-	defer finished()
+	calls := s.toolCallsIn(ctx)
+	ctx = calls.ctx
 	// A tool that is not idempotent runs only once tool.started is durable:
 	// after a crash it is never silently run again. An idempotent one may
 	// run while the commit is in flight — if the process dies first, the
@@ -56,7 +58,7 @@ func (s *Session) runCalls(ctx context.Context) error {
 	if err := s.commitFor(ctx, kind); err != nil {
 		return err
 	}
-	return s.execute(ctx, t, call, input)
+	return s.execute(calls, t, call, input)
 }
 
 // decideCall records the policy's decision about the next pending call and
@@ -71,23 +73,16 @@ func (s *Session) decideCall() (next, json.RawMessage) {
 }
 
 // execute runs one tool with the per-call timeout and records the result.
-func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall, input json.RawMessage) error {
+func (s *Session) execute(calls *toolCalls, t tool.Tool, call model.ToolCall, input json.RawMessage) error {
 	st, cfg := s.state, &s.r.cfg
+	ctx := calls.ctx
 	tctx := ctx
 	if d := st.Limits.ToolCallTimeout.Std(); d > 0 {
 		var cancel context.CancelFunc
 		tctx, cancel = context.WithTimeoutCause(ctx, d, errToolTimeout)
 		defer cancel()
 	}
-	var (
-		mu       sync.Mutex
-		modified []tool.Modification
-	)
-	tctx = tool.WithReporter(tctx, func(m tool.Modification) {
-		mu.Lock()
-		modified = append(modified, m)
-		mu.Unlock()
-	})
+	calls.begin()
 	start := cfg.Clock()
 	var effects []Payload
 	var res tool.Result
@@ -120,9 +115,7 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 			res = tool.Result{Output: "interrupted: the process stopped while the tool ran; its effects may be partial\n" + res.Output, IsError: true}
 		}
 	}
-	mu.Lock()
-	mods := modified
-	mu.Unlock()
+	mods := calls.end()
 	s.emit(&ToolFinished{Iteration: st.CurrentIteration, CallID: call.ID, Name: call.Name, Output: res.Output, IsError: res.IsError, Failed: failed, DurationMS: dur.Milliseconds(), Modified: mods, Images: res.Images})
 	if refused && tctx.Err() == nil {
 		return s.permissionDenied(ctx, call, res.Output)
@@ -155,6 +148,75 @@ func (s *Session) execute(ctx context.Context, t tool.Tool, call model.ToolCall,
 		}
 	}
 	return nil
+}
+
+// toolCalls is the context a session's tool calls run in, with the
+// reporter of the files a call modifies. The session's is made at its
+// first call and kept until the turns that made it return (Session.run,
+// a stepwise step), not made again for every call.
+type toolCalls struct {
+	ctx     context.Context
+	release func()
+
+	mu sync.Mutex
+	// open says a call is running: only its reports are kept, so a tool
+	// that reports after it returned adds nothing to the next call's.
+	open     bool
+	modified []tool.Modification
+}
+
+// newToolCalls makes the context for tool calls under ctx; with
+// despiteShutdown they finish even when the process shuts down
+// (finishDespiteShutdown).
+func newToolCalls(ctx context.Context, despiteShutdown bool) *toolCalls {
+	tc := &toolCalls{release: func() {}}
+	if despiteShutdown {
+		ctx, tc.release = finishDespiteShutdown(ctx)
+	}
+	tc.ctx = tool.WithReporter(ctx, tc.report)
+	return tc
+}
+
+func (tc *toolCalls) report(m tool.Modification) {
+	tc.mu.Lock()
+	if tc.open {
+		tc.modified = append(tc.modified, m)
+	}
+	tc.mu.Unlock()
+}
+
+// begin opens a call; end closes it and returns what it reported.
+func (tc *toolCalls) begin() {
+	tc.mu.Lock()
+	tc.open, tc.modified = true, nil
+	tc.mu.Unlock()
+}
+
+func (tc *toolCalls) end() []tool.Modification {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	m := tc.modified
+	tc.open, tc.modified = false, nil
+	return m
+}
+
+// toolCallsIn is the session's context for tool calls under ctx (the
+// turns' call context, the same for every call until they return),
+// made at the first call.
+func (s *Session) toolCallsIn(ctx context.Context) *toolCalls {
+	if s.calls == nil {
+		s.calls = newToolCalls(ctx, true)
+	}
+	return s.calls
+}
+
+// releaseToolCalls ends the session's context for tool calls, when the
+// turns that made it return.
+func (s *Session) releaseToolCalls() {
+	if s.calls != nil {
+		s.calls.release()
+		s.calls = nil
+	}
 }
 
 // finishDespiteShutdown returns a context that ends with ctx unless ctx

@@ -117,7 +117,8 @@ type Modification struct {
 type reporterKey struct{}
 
 // WithReporter returns a context whose tools report modifications to fn.
-// The loop installs one per tool call; it feeds the no-progress stop
+// The loop installs one for a session's tool calls; a report counts for
+// the call running when it is made. It feeds the no-progress stop
 // condition and the end-of-session report.
 func WithReporter(ctx context.Context, fn func(Modification)) context.Context {
 	return context.WithValue(ctx, reporterKey{}, fn)
