@@ -84,13 +84,65 @@ type Rewinds struct {
 // restorePoint is what a rewind to the end of step N restores: every
 // part of the state the session goes on from, as it was right after
 // step N's iteration.ended. The header's other fields never change after
-// session.started, or are set by the rewind itself.
+// session.started, or are set by the rewind itself. A session keeps one
+// per step, so what most steps' ends leave empty is kept apart (rest).
 type restorePoint struct {
-	N            int    `json:"n"`
-	CurrentModel string `json:"current_model,omitempty"`
-	Totals       Totals `json:"totals"`
+	N            int
+	CurrentModel string
+	Totals       Totals
 	// Epoch and Len name the conversation: its first Len messages, in
 	// the Epoch-th conversation (one more after each condensation).
+	Epoch, Len, Condensations int
+	ProtocolSteps             int
+	Modified, LastModified    int
+	Stuck, Warnings           int
+	// Steps and RecentFrom are stuck detection's step log: its length
+	// then, and where the steps it looked at began.
+	Steps, RecentFrom, CondensedRun int
+	// rest is nil when every part of it is empty (noRest).
+	rest *restoreRest
+}
+
+// restoreRest is the part of a restore point most steps' ends leave
+// empty: no call or approval pending, no plan, memory or answer.
+type restoreRest struct {
+	Turn          Turn
+	Decisions     map[string]ApprovalDecided
+	Allowed       map[string]Allowance
+	Plan          *Plan
+	Memory        map[string]json.RawMessage
+	Verification  *VerificationFinished
+	LimitWarnings map[string]bool
+	PendingAnswer string
+	AnswerSeq     int64
+	WrappedUp     bool
+	Answer        AnswerState
+}
+
+// noRest is the empty rest of a restore point.
+var noRest restoreRest
+
+func (r *restoreRest) empty() bool {
+	t := &r.Turn
+	return len(t.PendingCalls) == 0 && len(t.OpenToolCalls) == 0 && len(t.PendingApprovals) == 0 &&
+		len(r.Decisions) == 0 && len(r.Allowed) == 0 && r.Plan == nil && len(r.Memory) == 0 &&
+		r.Verification == nil && len(r.LimitWarnings) == 0 && r.PendingAnswer == "" && r.AnswerSeq == 0 &&
+		!r.WrappedUp && r.Answer.AnswerCorrections == 0 && r.Answer.AnswerJSON == nil
+}
+
+// restored is the point's rest, noRest when it has none.
+func (p *restorePoint) restored() *restoreRest {
+	if p.rest == nil {
+		return &noRest
+	}
+	return p.rest
+}
+
+// restorePointJSON is a restore point as a snapshot writes it.
+type restorePointJSON struct {
+	N             int                        `json:"n"`
+	CurrentModel  string                     `json:"current_model,omitempty"`
+	Totals        Totals                     `json:"totals"`
 	Epoch         int                        `json:"epoch"`
 	Len           int                        `json:"len"`
 	Condensations int                        `json:"condensations"`
@@ -106,15 +158,43 @@ type restorePoint struct {
 	Stuck         int                        `json:"stuck"`
 	Warnings      int                        `json:"warnings"`
 	LimitWarnings map[string]bool            `json:"limit_warnings,omitempty"`
-	// Steps and RecentFrom are stuck detection's step log: its length
-	// then, and where the steps it looked at began.
-	Steps         int         `json:"steps"`
-	RecentFrom    int         `json:"recent_from"`
-	CondensedRun  int         `json:"condensed_in_row,omitempty"`
-	PendingAnswer string      `json:"pending_answer,omitempty"`
-	AnswerSeq     int64       `json:"answer_seq,omitempty"`
-	WrappedUp     bool        `json:"wrapped_up,omitempty"`
-	Answer        AnswerState `json:"answer"`
+	Steps         int                        `json:"steps"`
+	RecentFrom    int                        `json:"recent_from"`
+	CondensedRun  int                        `json:"condensed_in_row,omitempty"`
+	PendingAnswer string                     `json:"pending_answer,omitempty"`
+	AnswerSeq     int64                      `json:"answer_seq,omitempty"`
+	WrappedUp     bool                       `json:"wrapped_up,omitempty"`
+	Answer        AnswerState                `json:"answer"`
+}
+
+func (p restorePoint) MarshalJSON() ([]byte, error) {
+	r := p.restored()
+	return json.Marshal(restorePointJSON{
+		N: p.N, CurrentModel: p.CurrentModel, Totals: p.Totals, Epoch: p.Epoch, Len: p.Len, Condensations: p.Condensations,
+		Turn: r.Turn, Decisions: r.Decisions, Allowed: r.Allowed, Plan: r.Plan, Memory: r.Memory,
+		ProtocolSteps: p.ProtocolSteps, Verification: r.Verification, Modified: p.Modified, LastModified: p.LastModified,
+		Stuck: p.Stuck, Warnings: p.Warnings, LimitWarnings: r.LimitWarnings, Steps: p.Steps, RecentFrom: p.RecentFrom,
+		CondensedRun: p.CondensedRun, PendingAnswer: r.PendingAnswer, AnswerSeq: r.AnswerSeq, WrappedUp: r.WrappedUp, Answer: r.Answer,
+	})
+}
+
+func (p *restorePoint) UnmarshalJSON(b []byte) error {
+	var j restorePointJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*p = restorePoint{
+		N: j.N, CurrentModel: j.CurrentModel, Totals: j.Totals, Epoch: j.Epoch, Len: j.Len, Condensations: j.Condensations,
+		ProtocolSteps: j.ProtocolSteps, Modified: j.Modified, LastModified: j.LastModified, Stuck: j.Stuck, Warnings: j.Warnings,
+		Steps: j.Steps, RecentFrom: j.RecentFrom, CondensedRun: j.CondensedRun,
+	}
+	r := restoreRest{Turn: j.Turn, Decisions: j.Decisions, Allowed: j.Allowed, Plan: j.Plan, Memory: j.Memory,
+		Verification: j.Verification, LimitWarnings: j.LimitWarnings, PendingAnswer: j.PendingAnswer, AnswerSeq: j.AnswerSeq,
+		WrappedUp: j.WrappedUp, Answer: j.Answer}
+	if !r.empty() {
+		p.rest = &r
+	}
+	return nil
 }
 
 // keep records what e adds for rewinding: a restore point when a live
@@ -138,17 +218,24 @@ func (s *State) restorePoint(n int) restorePoint {
 	p := restorePoint{
 		N: n, CurrentModel: s.CurrentModel, Totals: s.Totals,
 		Epoch: len(s.past), Len: len(s.Conversation), Condensations: len(s.Condensations),
-		Turn: s.Turn, Decisions: maps.Clone(s.Decisions), Allowed: maps.Clone(s.Allowed),
-		Memory: maps.Clone(s.Memory), ProtocolSteps: len(s.ProtocolState.Steps), Verification: s.Verification,
-		Modified: len(s.Modified), LastModified: s.LastModifiedIteration, Stuck: s.StuckDetections,
-		Warnings: len(s.Warnings), LimitWarnings: maps.Clone(s.LimitWarnings), CondensedRun: s.condensedInRow,
-		Steps: len(s.stepLog), RecentFrom: s.recentFrom,
+		ProtocolSteps: len(s.ProtocolState.Steps), Modified: len(s.Modified), LastModified: s.LastModifiedIteration,
+		Stuck: s.StuckDetections, Warnings: len(s.Warnings), Steps: len(s.stepLog), RecentFrom: s.recentFrom,
+		CondensedRun: s.condensedInRow,
+	}
+	r := restoreRest{
+		Turn: s.Turn, Decisions: maps.Clone(s.Decisions), Allowed: maps.Clone(s.Allowed), Memory: maps.Clone(s.Memory),
+		Verification: s.Verification, LimitWarnings: maps.Clone(s.LimitWarnings),
 		PendingAnswer: s.PendingAnswer, AnswerSeq: s.answerSeq, WrappedUp: s.WrappedUp, Answer: s.AnswerState,
 	}
-	p.Turn.Decisions = nil
+	r.Turn.Decisions = nil
+	r.Answer.AnswerSchema = nil // set by session.started, never changed: not restored
 	if s.Plan != nil {
 		plan := *s.Plan
-		p.Plan = &plan
+		r.Plan = &plan
+	}
+	if !r.empty() {
+		p.rest = new(restoreRest) // r itself stays off the heap
+		*p.rest = r
 	}
 	return p
 }
@@ -256,29 +343,32 @@ func (s *State) rewind(e Event, d *SessionRewound) error {
 	h.Answer, h.Partial, h.Question = "", false, ""
 	h.CompletedAt, h.Duration = time.Time{}, 0
 
+	r := p.restored()
 	s.Totals = p.Totals
 	s.Dialogue.rewind(p.Epoch, p.Len, p.Condensations)
-	s.Turn = p.Turn
-	s.Turn.Decisions = maps.Clone(p.Decisions)
-	s.Allowed = maps.Clone(p.Allowed)
+	s.Turn = r.Turn
+	s.Turn.Decisions = maps.Clone(r.Decisions)
+	s.Allowed = maps.Clone(r.Allowed)
 	s.Plan = nil
-	if p.Plan != nil {
-		plan := *p.Plan
+	if r.Plan != nil {
+		plan := *r.Plan
 		s.Plan = &plan
 	}
-	s.Memory = maps.Clone(p.Memory)
+	s.Memory = maps.Clone(r.Memory)
 	s.ProtocolState.Steps = s.ProtocolState.Steps[:p.ProtocolSteps:p.ProtocolSteps]
-	s.Verification = p.Verification
+	s.Verification = r.Verification
 	s.Modified = s.Modified[:p.Modified:p.Modified]
 	s.LastModifiedIteration, s.StuckDetections = p.LastModified, p.Stuck
 	s.Warnings = s.Warnings[:p.Warnings:p.Warnings]
-	s.LimitWarnings = maps.Clone(p.LimitWarnings)
+	s.LimitWarnings = maps.Clone(r.LimitWarnings)
 	// Capacity cut at the length: the next step is appended to a copy,
 	// never over a step an older restore point still names.
 	s.stepLog, s.recentFrom = s.stepLog[:p.Steps:p.Steps], p.RecentFrom
 	s.condensedInRow = p.CondensedRun
-	s.PendingAnswer, s.answerSeq, s.WrappedUp = p.PendingAnswer, p.AnswerSeq, p.WrappedUp
-	s.AnswerState = p.Answer
+	s.PendingAnswer, s.answerSeq, s.WrappedUp = r.PendingAnswer, r.AnswerSeq, r.WrappedUp
+	schema := s.AnswerSchema
+	s.AnswerState = r.Answer
+	s.AnswerSchema = schema
 	return nil
 }
 
