@@ -552,7 +552,7 @@ func (r *Runner) record(ctx context.Context, id string, prepare func(*Session, *
 func (r *Runner) runHere(ctx context.Context, s *Session, run bool) (*Session, error) {
 	if !run {
 		r.release(s)
-		close(s.done)
+		s.markStopped()
 		return s, nil
 	}
 	if err := s.needEnv(ctx); err != nil {

@@ -48,6 +48,10 @@ type Session struct {
 
 	done chan struct{}
 	err  error
+	// afterStop are the functions AfterStop was given, run once done is
+	// closed; stopped says they ran (both under mu).
+	afterStop []func()
+	stopped   bool
 }
 
 var errTerminated = errors.New("session terminated")
@@ -73,6 +77,34 @@ func (s *Session) Done() <-chan struct{} { return s.done }
 // belongs to it, while the events of that step may not be durable yet.
 // Safe to call from any goroutine.
 func (s *Session) Calling() int { return int(s.calling.Load()) }
+
+// AfterStop runs fn once the session stops running here (ended, paused
+// or waiting), right after Done is closed, on the goroutine that ran it
+// (at once on the caller's when it stopped already): what a goroutine
+// waiting on Done would do, without one per session. Nothing of the
+// session waits for fn.
+func (s *Session) AfterStop(fn func()) {
+	s.mu.Lock()
+	if !s.stopped {
+		s.afterStop = append(s.afterStop, fn)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	fn()
+}
+
+// markStopped closes Done and runs what AfterStop was given.
+func (s *Session) markStopped() {
+	close(s.done)
+	s.mu.Lock()
+	fns := s.afterStop
+	s.afterStop, s.stopped = nil, true
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
 
 // Wait blocks until the session stops running and returns its final state.
 // The state must not be modified. The end of a session that ended may
@@ -231,7 +263,7 @@ func (s *Session) prepare(ctx context.Context) func() {
 	s.setStopConditions()
 	s.runsToStop = true
 	return func() {
-		defer close(s.done)
+		defer s.markStopped()
 		defer s.r.release(s)
 		defer cancel(nil)
 		s.err = s.run(runCtx)
@@ -277,7 +309,7 @@ func (r *Runner) Terminate(ctx context.Context, id, reason string) (*State, erro
 		s.termReq = "terminated by user"
 	}
 	err = s.endTerminated(ctx)
-	close(s.done)
+	s.markStopped()
 	return s.state, err
 }
 

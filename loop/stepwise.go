@@ -82,7 +82,7 @@ func (r *Runner) Step(ctx context.Context, id string, c StepControls) (*State, e
 	}
 	defer func() {
 		r.release(s)
-		close(s.done)
+		s.markStopped()
 	}()
 	s.pauseReq, s.guidance = c.Pause, append([]string(nil), c.Guidance...)
 	if c.Terminate != "" {
@@ -159,6 +159,6 @@ func (r *Runner) Create(ctx context.Context, task Task) (*State, error) {
 		return nil, err
 	}
 	r.release(s)
-	close(s.done)
+	s.markStopped()
 	return s.state, nil
 }

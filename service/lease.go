@@ -206,10 +206,9 @@ func (l *fencedLog) releaseAll(st store.Store) {
 func (s *Service) keepWhileRunning(sess *loop.Session) {
 	letGo := s.lettingGo(sess.ID())
 	s.running.Add(1)
-	go func() {
+	sess.AfterStop(func() {
 		defer s.running.Done()
 		defer letGo()
-		<-sess.Done()
 		st, err := sess.Wait(context.Background())
 		if err == nil && st.Status.Finished() {
 			s.log.mu.Lock()
@@ -221,7 +220,7 @@ func (s *Service) keepWhileRunning(sess *loop.Session) {
 			s.cfg.OnFailed(sess.ID(), err)
 		}
 		s.disown(sess.ID())
-	}()
+	})
 }
 
 // renewLeases renews every lease held here, three times per TTL. A lease
