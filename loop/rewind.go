@@ -204,7 +204,7 @@ func (s *State) keepForRewind(e Event) {
 	switch d := e.Data.(type) {
 	case *IterationEnded:
 		if it := s.current(); it != nil && it.N == d.N {
-			s.points = append(s.points, s.restorePoint(d.N))
+			s.points = appendSteady(s.points, s.restorePoint(d.N), 4)
 		}
 	case *WorkspaceCheckpointed:
 		s.Checkpoints = append(s.Checkpoints, *d)
