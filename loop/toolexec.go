@@ -159,8 +159,8 @@ type toolCalls struct {
 	release func()
 
 	mu sync.Mutex
-	// open says a call is running: only its reports are kept, so a tool
-	// that reports after it returned adds nothing to the next call's.
+	// open says a call is running: a report counts for the call running
+	// when it is made, and is dropped when none runs.
 	open     bool
 	modified []tool.Modification
 }
