@@ -116,12 +116,40 @@ func (c *Client) Get(ctx context.Context, id string, state any) error {
 
 // List returns sessions, newest first (status "" for all).
 func (c *Client) List(ctx context.Context, status string, limit int) ([]api.Summary, error) {
-	q := url.Values{}
+	f := Filter{Limit: limit}
 	if status != "" {
-		q.Set("status", status)
+		f.Status = []string{status}
 	}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
+	return c.Sessions(ctx, f)
+}
+
+// Filter narrows Sessions; every field given must hold.
+type Filter struct {
+	// Status keeps sessions with any of these statuses (none: all).
+	Status []string
+	// ForkedFrom keeps the sessions forked from this one (its direct
+	// forks).
+	ForkedFrom string
+	// Labels keeps sessions that have every one of these labels.
+	Labels map[string]string
+	// Limit is the most sessions returned (0: the server's default).
+	Limit int
+}
+
+// Sessions returns the sessions f keeps, newest first.
+func (c *Client) Sessions(ctx context.Context, f Filter) ([]api.Summary, error) {
+	q := url.Values{}
+	if len(f.Status) > 0 {
+		q.Set("status", strings.Join(f.Status, ","))
+	}
+	if f.ForkedFrom != "" {
+		q.Set("forked_from", f.ForkedFrom)
+	}
+	for k, v := range f.Labels {
+		q.Add("label", k+"="+v)
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
 	}
 	var page api.ListPage
 	if err := c.do(ctx, "GET", "/v1/sessions?"+q.Encode(), nil, &page); err != nil {

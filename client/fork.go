@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"net/url"
-	"strconv"
 
 	"github.com/agentloop/agentloop/api"
 )
@@ -18,15 +17,7 @@ func (c *Client) Fork(ctx context.Context, id string, req api.ForkRequest) (api.
 // Forks lists the sessions forked from session id (its direct forks),
 // newest first, at most limit (0: the server's default).
 func (c *Client) Forks(ctx context.Context, id string, limit int) ([]api.Summary, error) {
-	q := url.Values{"forked_from": {id}}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
-	var page api.ListPage
-	if err := c.do(ctx, "GET", "/v1/sessions?"+q.Encode(), nil, &page); err != nil {
-		return nil, err
-	}
-	return page.Sessions, nil
+	return c.Sessions(ctx, Filter{ForkedFrom: id, Limit: limit})
 }
 
 // Compare sets sessions a and b side by side: outcomes, steps and the

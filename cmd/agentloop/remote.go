@@ -137,6 +137,9 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 	status := fs.String("status", "", "only sessions with this status")
 	limit := fs.Int("limit", 50, "at most this many sessions")
 	forkedFrom := fs.String("forked-from", "", "only the sessions forked from this session (list)")
+	unfinished := fs.Bool("unfinished", false, "only sessions that have not ended (list)")
+	var labels labelFlags
+	fs.Var(&labels, "label", "only sessions with this KEY=VALUE label (list; repeatable: all of them)")
 	events := fs.Bool("events", false, "print the raw event log as JSON lines")
 	argsJSON := fs.String("args", "", "replace the call's arguments with this JSON (approve)")
 	forSession := fs.Bool("for-session", false, "allow this exact call for the rest of the session (approve)")
@@ -167,14 +170,27 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 	}
 	switch sub {
 	case "list":
-		var list []api.Summary
-		if *forkedFrom != "" {
-			list, err = c.Forks(ctx, *forkedFrom, *limit) // the fork tree's next level
-		} else {
-			list, err = c.List(ctx, *status, *limit)
+		// The same filters as the local list, all of them at once.
+		f := client.Filter{Limit: *limit, ForkedFrom: *forkedFrom, Labels: labels}
+		if *status != "" {
+			st, err := loop.ParseStatus(*status)
+			if err != nil {
+				fmt.Fprintf(stderr, "agentloop sessions list: %v\n", err)
+				return exitUsage
+			}
+			if *unfinished && st.Finished() {
+				return printList(nil, *jsonOut, stdout, stderr) // no session is both
+			}
+			f.Status = []string{string(st)}
+		} else if *unfinished {
+			f.Status = []string{string(loop.StatusRunning), string(loop.StatusPaused), string(loop.StatusWaiting)}
 		}
+		list, err := c.Sessions(ctx, f)
 		if err != nil {
 			return fail(stderr, "%v", err)
+		}
+		if noForks(f.ForkedFrom, len(list), *jsonOut, stderr) {
+			return 0
 		}
 		return printList(summariesOf(list), *jsonOut, stdout, stderr)
 	case "show":

@@ -31,8 +31,9 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, `Usage: agentloop sessions <command> [flags]
 
-  list                          list sessions, newest first (--status, --limit, --json,
-                                --forked-from ID: the sessions forked from ID)
+  list                          list sessions, newest first (--status, --unfinished,
+                                --label KEY=VALUE, --limit, --json, --forked-from ID: the
+                                sessions forked from ID); the filters combine, here or --server
   show ID                       every iteration, tool call, message and usage (--json, --events)
   resume ID                     continue a paused, waiting or interrupted session
   recover                       resume every session a crashed process left running
@@ -113,11 +114,20 @@ func sessionsList(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if f.ForkedFrom != "" && len(list) == 0 && !*jsonOut {
-		fmt.Fprintf(stderr, "no session was forked from %s (fork it with agentloop sessions fork %s --at K)\n", f.ForkedFrom, f.ForkedFrom)
+	if noForks(f.ForkedFrom, len(list), *jsonOut, stderr) {
 		return 0
 	}
 	return printList(list, *jsonOut, stdout, stderr)
+}
+
+// noForks says, for a table of a session's forks that came out empty,
+// how to make one; it reports whether it did.
+func noForks(from string, listed int, jsonOut bool, stderr io.Writer) bool {
+	if from == "" || listed > 0 || jsonOut {
+		return false
+	}
+	fmt.Fprintf(stderr, "no session was forked from %s (fork it with agentloop sessions fork %s --at K)\n", from, from)
+	return true
 }
 
 // printList prints sessions as a table, or as JSON.
