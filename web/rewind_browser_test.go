@@ -105,6 +105,26 @@ func TestRewindFromThePage(t *testing.T) {
 		t.Errorf("at the end the workspace holds %q", got)
 	}
 	b.shot("rewound-completed")
+
+	// Step 4 ran twice: the try set aside and the live one each have
+	// their own details, and only the one chosen is marked.
+	b.run(click(`[data-details="4-r1"]`))
+	b.waitText("#iteration h2", "Step 4 (rewound)")
+	if got := eval[string](b, `[...document.querySelectorAll("#timeline .iter.selected")].map(e => e.dataset.n + (e.classList.contains("rewound") ? "r" : "")).join(" ") + " " + location.hash.split("?")[1]`); got != "4r step=4-r1" {
+		t.Errorf("choosing the rewound step 4 marks %q", got)
+	}
+	b.shot("rewound-step-details")
+	b.run(click(`[data-details="4"]`))
+	b.waitJS("the live step 4's details", `document.querySelector("#iteration h2").textContent === "Step 4"`)
+	if got := eval[string](b, `[...document.querySelectorAll("#timeline .iter.selected")].map(e => e.dataset.n + (e.classList.contains("rewound") ? "r" : "")).join(" ") + " " + document.querySelector("#iteration h2").textContent`); got != "4 Step 4" {
+		t.Errorf("choosing the live step 4 marks %q", got)
+	}
+	// The trace's rows open the same details.
+	b.run(click(`#trace-rows .tr-row.tr-rewound[data-step="5"] button`))
+	b.waitText("#iteration h2", "Step 5 (rewound)")
+	// The address names the try: a reload shows the same one.
+	b.run(chromedp.Navigate(b.url + "/#/s/" + id + "?step=4-r1"))
+	b.waitText("#iteration h2", "Step 4 (rewound)")
 }
 
 // A server that keeps no checkpoints offers neither rewind nor fork, and

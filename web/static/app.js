@@ -259,19 +259,40 @@ async function startSession(ev) {
 
 // ---- one session -----------------------------------------------------------
 
+// stepKey names a step on the page and in the address: its number for
+// the live step, N-r1, N-r2… for the steps of that number a rewind set
+// aside, in the order they ran (a rewound session numbers its steps
+// after the rewind again from there).
+function stepKey(s, it) {
+  if (!it.rewound) return String(it.number);
+  const same = (s.iterations || []).filter(o => o.rewound && o.number === it.number);
+  // By start time, not identity: it may come from an earlier read.
+  return it.number + "-r" + (same.findIndex(o => o.started_at === it.started_at) + 1);
+}
+
+// stepByKey is the step a key names; a bare number is the live step of
+// that number (the last one set aside when none is live).
+function stepByKey(s, key) {
+  if (!key) return null;
+  return (s.iterations || []).find(it => stepKey(s, it) === key) || forkLiveStep(s, Number(key)); // fork.js
+}
+
 function sessionView(id) {
   const ctl = new AbortController();
   let state = null, refreshing = null, again = false, live = "";
   const announced = new Set();
-  // The selected step's details panel; kept in the address so a reload
-  // shows the same step.
-  let selected = Number(new URLSearchParams(location.hash.split("?")[1] || "").get("step")) || 0;
-  function select(n) {
-    selected = n;
-    history.replaceState(null, "", "#/s/" + id + (n ? "?step=" + n : ""));
+  // The selected step's details panel, by its key (stepKey); kept in the
+  // address so a reload shows the same step.
+  let selected = new URLSearchParams(location.hash.split("?")[1] || "").get("step") || "";
+  function select(key) {
+    selected = key;
+    history.replaceState(null, "", "#/s/" + id + (key ? "?step=" + key : ""));
     render();
-    if (n && $("#iteration")) $("#iteration").focus();
+    if (key && $("#iteration")) $("#iteration").focus();
   }
+  // selectStep selects a step the trace names (made once: the trace is
+  // kept while the function it was given is the same).
+  const selectStep = it => select(stepKey(state, it));
 
   async function refresh() {
     if (refreshing) { again = true; return; }
@@ -299,7 +320,7 @@ function sessionView(id) {
     if (!top || top.sig !== sig) top = { sig, nodes: controls(s, running, stopped) };
     const [header, ...approvals] = top.nodes;
     const side = el("div", {},
-      iterationPanel(forkLiveStep(s, selected)), // fork.js
+      iterationPanel(stepByKey(s, selected)),
       forkTreeCard(s, render), // forktree.js
       planCard(s.plan),
       allowedCard(s),
@@ -325,7 +346,7 @@ function sessionView(id) {
     const open = new Set([...main().querySelectorAll("details[open][data-key]")].map(d => d.dataset.key));
     const typing = $("#reply-text") ? $("#reply-text").value : "";
     const focused = document.activeElement && document.activeElement.id;
-    main().replaceChildren(header, ...approvals, answer || "", changes || "", traceCard(s, select) || "", el("div", { class: "grid" },
+    main().replaceChildren(header, ...approvals, answer || "", changes || "", traceCard(s, selectStep) || "", el("div", { class: "grid" },
       el("section", { "aria-label": "timeline" }, el("h2", {}, "Timeline"), el("div", { id: "timeline" }, iters), warnings || ""), side));
     for (const d of main().querySelectorAll("details[data-key]")) if (open.has(d.dataset.key)) d.open = true;
     if ($("#reply-text")) $("#reply-text").value = typing;
@@ -395,11 +416,12 @@ function sessionView(id) {
     const tools = (it.tool_calls || []).map(c => el("details", { class: "tool" + (c.status === "error" ? " err" : ""), "data-key": "tool-" + c.id },
       el("summary", {}, `${c.tool_name} ${cut(JSON.stringify(c.input), 120)} — ${c.status}${fmtDur(c.duration) ? ", " + fmtDur(c.duration) : ""}`),
       el("pre", {}, cut(c.output, 20000))));
-    return el("div", { class: "iter" + (isCurrent ? " current" : "") + (it.number === selected ? " selected" : "") + (it.rewound ? " rewound" : ""), "data-n": String(it.number) },
+    const key = stepKey(state, it), chosen = key === selected;
+    return el("div", { class: "iter" + (isCurrent ? " current" : "") + (chosen ? " selected" : "") + (it.rewound ? " rewound" : ""), "data-n": String(it.number) },
       el("h3", {}, `Step ${it.number} · ${it.status}${fmtDur(it.duration) ? " · " + fmtDur(it.duration) : ""} · ${(it.usage.input_tokens || 0) + (it.usage.output_tokens || 0)} tokens `,
         // Another model did this step (a fallback, or the one a fork moved to): say which.
         it.model && state && it.model !== state.model ? el("span", { class: "switched", title: it.model }, (forkedOnto(state, it) ? "· forked onto " : "· fallback ") + shortModel(it.model) + " ") : null,
-        el("button", { class: "link", "data-details": String(it.number), "aria-label": `Details of step ${it.number}`, "aria-pressed": String(it.number === selected), onclick: () => select(it.number === selected ? 0 : it.number) }, it.number === selected ? "Hide details" : "Details"),
+        el("button", { class: "link", "data-details": key, "aria-label": `Details of step ${it.number}${it.rewound ? " (rewound)" : ""}`, "aria-pressed": String(chosen), onclick: () => select(chosen ? "" : key) }, chosen ? "Hide details" : "Details"),
         forkStepActions(state, it)), // fork.js
       it.error ? el("p", { class: "error" }, it.error) : null, msgs, tools,
       isCurrent && live ? el("div", { class: "live", id: "live" }, live) : null);
@@ -426,8 +448,9 @@ function sessionView(id) {
       (c.modified || []).length ? el("p", { class: "muted" }, "Changed: " + c.modified.map(m => m.path).join(", ")) : null));
     const msgs = (it.messages || []).map(m => el("div", { class: "msg " + m.role },
       el("span", { class: "muted" }, `${m.role}${m.kind ? " · " + m.kind : ""}${m.tool_call_id ? " · " + m.tool_call_id : ""}: `), m.content || "(empty)"));
-    return el("div", { class: "card", id: "iteration", tabindex: "-1", "aria-label": `Details of step ${it.number}` },
-      el("div", { class: "row" }, el("h2", {}, `Step ${it.number}`), el("button", { class: "link", id: "btn-iteration-close", onclick: () => select(0) }, "Close")),
+    const which = `step ${it.number}` + (it.rewound ? " (rewound)" : "");
+    return el("div", { class: "card", id: "iteration", tabindex: "-1", "aria-label": "Details of " + which },
+      el("div", { class: "row" }, el("h2", {}, `Step ${it.number}` + (it.rewound ? " (rewound)" : "")), el("button", { class: "link", id: "btn-iteration-close", onclick: () => select("") }, "Close")),
       el("dl", { class: "kv" },
         el("dt", {}, "Status"), el("dd", {}, it.status),
         el("dt", {}, "Started"), el("dd", {}, fmtTime(it.started_at)),

@@ -225,7 +225,7 @@ function traceRow(it, bars, dur, tok, onSelect) {
   if (it) {
     row.dataset.step = String(it.number);
     label.textContent = `Step ${it.number}` + (it.rewound ? " · rewound" : "");
-    if (onSelect) { label.type = "button"; label.setAttribute("aria-label", `Details of step ${it.number}`); label.addEventListener("click", () => onSelect(it.number)); }
+    if (onSelect) { label.type = "button"; label.setAttribute("aria-label", `Details of step ${it.number}` + (it.rewound ? " (rewound)" : "")); label.addEventListener("click", () => onSelect(it)); }
   }
   const d = document.createElement("span");
   d.className = "tr-num";
