@@ -7,9 +7,12 @@
 //     stream reconnects with Last-Event-ID set to the last seq it yielded,
 //     and the server resumes right after it; an event at or below that
 //     seq is never yielded again.
-//   - The stream ends (the generator returns) after session.ended, or at
-//     once when the session had already ended before options.after (the
-//     server answers 204).
+//   - The stream ends (the generator returns) when the server closes it
+//     after the session's last session.ended, or at once when the session
+//     had already ended before options.after (the server answers 204). A
+//     log may hold more than one session.ended — one per run of a rewound
+//     session, and a fork's starts with its original's — and the stream
+//     goes on past all but the last.
 //   - Token deltas and tool-call timeline lines are not in the log: they
 //     have no seq, and those sent while a connection was down are gone.
 //   - A refusal (404, 401, 403, 400) is thrown as a ProblemError at once,
@@ -75,7 +78,7 @@ export interface StreamOptions extends ClientOptions {
 
 /**
  * streamEvents yields a session's events from options.after on, live,
- * until the session ends. See this file's opening comment for what it
+ * until the session ends (its last session.ended). See this file's opening comment for what it
  * guarantees.
  *
  *   for await (const ev of streamEvents(id, { baseUrl })) {
@@ -92,6 +95,9 @@ export async function* streamEvents(
   let delay = options.retryDelayMs ?? 250;
   let last = options.after ?? 0;
   let attempt = 0;
+  // ended: the last log event yielded is a session.ended, so a stream
+  // the server closes now is one that reached the session's end.
+  let ended = false;
   const idle = options.idleTimeoutMs ?? 45_000;
   for (;;) {
     const conn = new AbortController();
@@ -142,6 +148,7 @@ export async function* streamEvents(
               continue; // already yielded before a reconnect
             }
             last = ev.seq;
+            ended = ev.type === "session.ended";
             attempt = 0;
             delay = options.retryDelayMs ?? 250;
             item = ev;
@@ -153,9 +160,9 @@ export async function* streamEvents(
           clearTimeout(timer);
           yield item;
           touch();
-          if (item.type === "session.ended") {
-            return;
-          }
+        }
+        if (ended) {
+          return;
         }
         broke = new Error(`the event stream of session ${sessionId} closed after seq ${last} before session.ended`);
       } else if (res.status === 429 || res.status >= 500) {

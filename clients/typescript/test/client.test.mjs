@@ -82,6 +82,8 @@ async function follow(name, id, on = async () => {}, options = {}) {
     await on(item);
   }
   assert.equal(events.at(-1)?.type, "session.ended", `${name}: the stream ended before session.ended`);
+  const { data: state } = await client.GET("/v1/sessions/{id}", { params: { path: { id } } });
+  assert.equal(events.at(-1).seq, state.seq, `${name}: the stream ended at a session.ended before the session's last event`);
   const before = options.after ? (streamed[name]?.events ?? []) : [];
   streamed[name] = { id, events: [...before, ...events.map((e) => [e.seq, e.type])] };
   return { events, others, ended: events.at(-1) };
@@ -377,21 +379,6 @@ test("the key goes with every request, the stream's too", { timeout: 60_000 }, a
   assert.match(refused.error.detail, /\S/);
 });
 
-// followThrough follows a session until its last session.ended: a fork's
-// log starts with its original's, and a rewound session's log holds the
-// session.ended of each run, and the stream stops after any of them. So
-// while the state says more came after that one, it follows on from it.
-async function followThrough(name, id, on, options = {}) {
-  for (let after = options.after; ; ) {
-    const run = await follow(name, id, on, { ...options, after });
-    const { data: state } = await client.GET("/v1/sessions/{id}", { params: { path: { id } } });
-    if (state.seq === run.ended.seq) {
-      return run;
-    }
-    after = run.ended.seq;
-  }
-}
-
 // approveEach approves every call session id asks about: the server asks
 // before each write (it was started without --yes). What it waits for is
 // read from the session's state, not from the event: a fork's log starts
@@ -468,7 +455,7 @@ test("rewind (a dry run, then with a message), fork at a step, list forks, compa
   assert.equal(rewound.resumed, true);
   assert.deepEqual(rewound.rewound_steps, [2, 3, 4]);
   assert.deepEqual(rewound.files, dry.files);
-  const second = await followThrough("rewind", id, approveEach(id), { after: first.ended.seq });
+  const second = await follow("rewind", id, approveEach(id), { after: first.ended.seq });
   assert.equal(second.ended.data.status, "completed", JSON.stringify(second.ended.data));
   assert.equal(second.ended.data.answer, answer);
   const { data: again } = await client.GET("/v1/sessions/{id}", { params: { path: { id } } });
@@ -493,7 +480,13 @@ test("rewind (a dry run, then with a message), fork at a step, list forks, compa
   const created = await forkSession(client, id, { at: 2, model: forkModel, message: forkMessage });
   assert.notEqual(created.id, id);
   assert.equal(created.url, `/v1/sessions/${created.id}`);
-  const forked = await followThrough("fork", created.id, approveEach(created.id));
+  // Its log starts with the original's, first session.ended included:
+  // the stream goes on to the fork's own end.
+  const forked = await follow("fork", created.id, approveEach(created.id));
+  assert.ok(
+    forked.events.filter((e) => e.type === "session.ended").length >= 2,
+    "the fork's log holds its original's session.ended before its own",
+  );
   assert.equal(forked.ended.data.status, "completed", JSON.stringify(forked.ended.data));
   assert.equal(forked.ended.data.answer, "Wrote c.txt in the fork.");
   const { data: fork } = await client.GET("/v1/sessions/{id}", { params: { path: { id: created.id } } });

@@ -243,3 +243,19 @@ test("a caller slower than the idle clock is not a silent connection", async () 
   assert.deepEqual(reconnects, []);
   assert.equal(requests.length, 1);
 });
+
+// A rewound session's log holds a session.ended for each run: the stream
+// goes on past the first to the one the server closes the stream after.
+test("a log with more than one session.ended is read to its end", async () => {
+  const line = (ev) => `id: ${ev.seq}\nevent: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`;
+  reset(sse([
+    line(event(1, "session.started", { task: "t" })),
+    line(event(2, "session.ended", { status: "completed", reason: "completed", answer: "first" })),
+    line(event(3, "session.rewound", { to_iteration: 1 })),
+    line(event(4, "session.ended", { status: "completed", reason: "completed", answer: "second" })),
+  ]));
+  const items = await collect({});
+  assert.deepEqual(items.map((i) => `${i.seq} ${i.type}`), ["1 session.started", "2 session.ended", "3 session.rewound", "4 session.ended"]);
+  assert.equal(items[3].data.answer, "second");
+  assert.equal(requests.length, 1);
+});
