@@ -186,6 +186,9 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 // the stored events, then new ones, until the session ends or ctx does.
 // A dropped connection is resumed from the last event seen; a session
 // that had ended before the first event after after ends the sequence.
+// The session ends at its last session.ended, after which the server
+// closes the stream: a log may hold several (one per run of a rewound
+// session, and a fork's starts with its original's).
 func (c *Client) Events(ctx context.Context, id string, after int64) iter.Seq2[api.Event, error] {
 	return func(yield func(api.Event, error) bool) {
 		for retries := 0; retries < 5; {
@@ -219,6 +222,8 @@ func (c *Client) Events(ctx context.Context, id string, after int64) iter.Seq2[a
 				resp.Body.Close()
 				return
 			}
+			// ended: the last event is a session.ended, so a stream the
+			// server closes now reached the session's end.
 			ended := false
 			sc := bufio.NewScanner(resp.Body)
 			sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -233,13 +238,10 @@ func (c *Client) Events(ctx context.Context, id string, after int64) iter.Seq2[a
 				}
 				after = ev.Seq
 				retries = 0
+				ended = ev.Type == sessionEnded
 				if !yield(ev, nil) {
 					resp.Body.Close()
 					return
-				}
-				if ev.Type == sessionEnded {
-					ended = true
-					break
 				}
 			}
 			resp.Body.Close()
