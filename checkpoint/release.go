@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentloop/agentloop/internal/filelock"
 	"github.com/agentloop/agentloop/internal/teststop"
 )
 
@@ -42,6 +43,14 @@ import (
 const deletedSuffix = ".deleted"
 
 func (s *Store) lockPath() string { return filepath.Join(s.Root, ".removal.lock") }
+
+// lockRoot takes an advisory lock on ROOT/.removal.lock: shared for
+// writers of repositories (Save, Fork), exclusive for removals, so no
+// repository is removed while a process is writing or forking one — in
+// this process or another on the machine. It waits for the other holders.
+func (s *Store) lockRoot(exclusive bool) (unlock func(), err error) {
+	return filelock.Lock(s.lockPath(), exclusive)
+}
 
 func (s *Store) markPath(sessionID string) string {
 	return filepath.Join(s.Root, sessionID+deletedSuffix)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/agentloop/agentloop/internal/filelock"
 )
 
 // TokenFile keeps the OAuth token sets of MCP servers, keyed by server
@@ -151,7 +153,7 @@ func (f *TokenFile) update(fn func(map[string]*StoredLogin) error) error {
 	if err := os.MkdirAll(filepath.Dir(f.Path), 0o700); err != nil {
 		return fmt.Errorf("MCP OAuth tokens: %w", err)
 	}
-	unlock, err := lockFile(f.Path + ".lock")
+	unlock, err := filelock.Lock(f.Path+".lock", true)
 	if err != nil {
 		return fmt.Errorf("MCP OAuth tokens: locking %s: %w", f.Path, err)
 	}

@@ -1,22 +1,24 @@
 //go:build unix
 
-package mcp
+package filelock
 
 import (
 	"os"
 	"syscall"
 )
 
-// lockFile takes an exclusive advisory lock on path (created if missing),
-// waiting for another holder, in this process or another, to let go.
-func lockFile(path string) (unlock func(), err error) {
+func lock(path string, exclusive bool) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
 	// Each call opens its own descriptor, so two holders in one process
 	// exclude each other as two processes do.
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
 		f.Close()
 		return nil, err
 	}
