@@ -90,15 +90,9 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 	case asked > 1:
 		return t, invalid(`give one of "task", "messages", or "system_prompt" with "user_message", not several`)
 	}
-	spec := firstSet(req.Model, d.Model)
-	if strings.HasPrefix(req.Model, "script:") && req.Model != d.Model && !d.AllowFiles {
-		// Refused before the path is looked at: an answer about the file
-		// would tell a caller what exists on the server.
-		return t, forbidden("scripted models (script:PATH) name a file of the server's and are refused unless the server was started with --allow-script-models")
-	}
-	spec, err := ModelSpec(spec)
+	spec, err := d.RequestedModel("", firstSet(req.Model, d.Model))
 	if err != nil {
-		return t, invalid("%v", err) // it names the model already: `model "x": …`
+		return t, err
 	}
 	t.Model, t.Endpoint, t.Profile = spec, d.Endpoint, firstSet(req.Profile, d.Profile)
 	if req.Model != "" && req.Model != d.Model {
@@ -108,15 +102,12 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 		return t, invalid("fallback_models: at most 8 models, not %d", len(req.FallbackModels))
 	}
 	for i, m := range req.FallbackModels {
-		if strings.HasPrefix(m, "script:") && m != d.Model && !d.AllowFiles {
-			return t, forbidden(fmt.Sprintf("fallback_models[%d]: scripted models (script:PATH) name a file of the server's and are refused unless the server was started with --allow-script-models", i))
+		if m == "" {
+			return t, invalid("fallback_models[%d]: empty", i)
 		}
-		f, err := ModelSpec(m)
-		if err != nil || m == "" {
-			if err == nil {
-				err = fmt.Errorf("empty")
-			}
-			return t, invalid("fallback_models[%d]: %v", i, err)
+		f, err := d.RequestedModel(fmt.Sprintf("fallback_models[%d]: ", i), m)
+		if err != nil {
+			return t, err
 		}
 		t.FallbackModels = append(t.FallbackModels, f)
 	}
@@ -279,6 +270,22 @@ func WireMessages(in []model.Message) []api.Message {
 
 func invalid(format string, a ...any) error {
 	return &service.Error{Kind: service.ErrInvalid, Msg: fmt.Sprintf(format, a...)}
+}
+
+// RequestedModel is the spec of a model a request names (a session's,
+// a fallback, a fork's), its messages prefixed with where: a scripted
+// model (script:PATH) other than the server's own is refused unless
+// files are allowed — before the path is looked at, since an answer
+// about the file would tell a caller what exists on the server.
+func (d StartDefaults) RequestedModel(where, model string) (string, error) {
+	if strings.HasPrefix(model, "script:") && model != d.Model && !d.AllowFiles {
+		return "", forbidden(where + "scripted models (script:PATH) name a file of the server's and are refused unless the server was started with --allow-script-models")
+	}
+	spec, err := ModelSpec(model)
+	if err != nil {
+		return "", invalid("%s%v", where, err) // it names the model already: `model "x": …`
+	}
+	return spec, nil
 }
 
 func forbidden(msg string) error { return &service.Error{Kind: service.ErrForbidden, Msg: msg} }

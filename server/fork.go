@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/agentloop/agentloop/api"
 	"github.com/agentloop/agentloop/assemble"
@@ -33,16 +32,10 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 	c := callerOf(r.Context())
 	fr := service.ForkRequest{At: req.At, Message: req.Message, ID: loop.RandomID(), Prepare: s.giveTreeToCommands}
 	if req.Model != "" {
-		if strings.HasPrefix(req.Model, "script:") && req.Model != s.cfg.Defaults.Model && !s.cfg.Defaults.AllowScripts {
-			// Refused before the path is looked at: an answer about the
-			// file would tell a caller what exists on the server.
-			s.fail(w, r, &service.Error{Kind: service.ErrForbidden, Msg: "scripted models (script:PATH) name a file of the server's and are refused unless the server was started with --allow-script-models"})
-			return
-		}
-		spec, err := assemble.ModelSpec(req.Model)
+		d := assemble.StartDefaults{Model: s.cfg.Defaults.Model, AllowFiles: s.cfg.Defaults.AllowScripts}
+		spec, err := d.RequestedModel("", req.Model)
 		if err != nil {
-			// The error names the model already: `model "x": …`.
-			s.fail(w, r, invalid("%v", err))
+			s.fail(w, r, err)
 			return
 		}
 		fr.Model = spec
