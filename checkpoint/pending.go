@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/agentloop/agentloop/internal/durable"
 )
 
 // Pending is a workspace restore a rewind owes: written (durably) before
@@ -43,26 +45,7 @@ func (s *Store) BeginRestore(sessionID string, p Pending) error {
 		return fmt.Errorf("checkpoint: cannot create %s: %w", s.Root, err)
 	}
 	b, _ := json.Marshal(p)
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("checkpoint: noting the restore of session %s: %w", sessionID, err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err == nil {
-		err = syncPath(s.Root)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := durable.WriteFile(path, b); err != nil {
 		return fmt.Errorf("checkpoint: noting the restore of session %s: %w", sessionID, err)
 	}
 	return nil
@@ -98,7 +81,7 @@ func (s *Store) EndRestore(sessionID string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	_ = syncPath(s.Root)
+	_ = durable.SyncDir(s.Root)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/durable"
 	"github.com/agentloop/agentloop/store"
 )
 
@@ -52,26 +53,7 @@ func (s *Service) beginFork(n forkNote) error {
 		return fmt.Errorf("fork: cannot create the checkpoints directory %s: %w", root, err)
 	}
 	b, _ := json.Marshal(n)
-	path := s.forkNotePath(n.ID)
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err == nil {
-		_, err = f.Write(b)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err == nil {
-		err = syncDir(root)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := durable.WriteFile(s.forkNotePath(n.ID), b); err != nil {
 		return fmt.Errorf("fork: noting the fork in %s: %w", root, err)
 	}
 	return nil
@@ -81,7 +63,7 @@ func (s *Service) beginFork(n forkNote) error {
 // gone.
 func (s *Service) endFork(id string) {
 	if err := os.Remove(s.forkNotePath(id)); err == nil {
-		_ = syncDir(s.cfg.Checkpoints.Root)
+		_ = durable.SyncDir(s.cfg.Checkpoints.Root)
 	}
 }
 
@@ -171,14 +153,4 @@ func (s *Service) forkerGone(n forkNote) bool {
 	}
 	// Another machine's, or a process id another process took since.
 	return s.cfg.Clock().Sub(n.Time) > abandonedAfter
-}
-
-// syncDir makes a directory's entries durable.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/agentloop/agentloop/internal/durable"
 	"github.com/agentloop/agentloop/internal/filelock"
 )
 
@@ -169,34 +170,14 @@ func (f *TokenFile) update(fn func(map[string]*StoredLogin) error) error {
 }
 
 // write replaces the file: a reader sees the old content or the new, never
-// a mix, and the tokens are never readable by others (CreateTemp makes the
-// file 0600 before anything is written to it).
+// a mix, and the tokens are never readable by others (durable.WriteFile
+// makes the file 0600 before anything is written to it).
 func (f *TokenFile) write(all map[string]*StoredLogin) error {
 	data, err := json.MarshalIndent(tokenFileBody{Servers: all}, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.Path), ".mcp-oauth-*.json")
-	if err != nil {
-		return fmt.Errorf("MCP OAuth tokens: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("MCP OAuth tokens: %w", err)
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("MCP OAuth tokens: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("MCP OAuth tokens: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("MCP OAuth tokens: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), f.Path); err != nil {
+	if err := durable.WriteFile(f.Path, append(data, '\n')); err != nil {
 		return fmt.Errorf("MCP OAuth tokens: %w", err)
 	}
 	return nil
