@@ -396,10 +396,10 @@ func TestModificationsAreRecorded(t *testing.T) {
 	refold(t, e, st)
 }
 
-// A tool call's context lives for the session's calls, not one: a report
-// a tool makes after its call returned (from a goroutine it left behind)
-// counts for the call running when it is made, and is dropped when none
-// runs.
+// A tool call's context ends with the call, while its reporter lives for
+// the session's calls: a report a tool makes after its call returned
+// (from a goroutine it left behind) counts for the call running when it
+// is made, and is dropped when none runs.
 func TestLateModificationReportCountsWhenItIsMade(t *testing.T) {
 	e := newEnv()
 	m := scripted.Replies(scripted.Call("write_file", `{"path":"x"}`), scripted.Call("read_file", `{"path":"x"}`), scripted.Text("done"))
@@ -409,7 +409,9 @@ func TestLateModificationReportCountsWhenItIsMade(t *testing.T) {
 		late = ctx
 		return tool.Result{Output: "ok"}, nil
 	})
+	var lateErr error
 	reader := tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+		lateErr = late.Err() // the write's context ended with its call
 		tool.ReportModification(late, tool.Modification{Path: "y", Kind: tool.Created}) // the write's, made now
 		return tool.Result{Output: "x"}, nil
 	})
@@ -418,6 +420,9 @@ func TestLateModificationReportCountsWhenItIsMade(t *testing.T) {
 	tool.ReportModification(late, tool.Modification{Path: "z", Kind: tool.Created}) // no call runs
 	if len(st.Modified) != 2 || st.Modified[0].Path != "x" || st.Modified[1].Path != "y" || st.LastModifiedIteration != 2 {
 		t.Fatalf("modified %+v at %d, want x then y, at 2", st.Modified, st.LastModifiedIteration)
+	}
+	if lateErr == nil {
+		t.Fatal("a tool call's context outlived the call")
 	}
 	refold(t, e, st)
 }

@@ -32,7 +32,7 @@ type snapshot struct {
 }
 
 // snapshotVersion is the snapshot format this build writes and reads.
-const snapshotVersion = 2
+const snapshotVersion = 3 // 3: restore points hold no answer schema
 
 type stepRecord struct {
 	Action      string `json:"action,omitempty"`

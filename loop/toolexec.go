@@ -76,12 +76,16 @@ func (s *Session) decideCall() (next, json.RawMessage) {
 func (s *Session) execute(calls *toolCalls, t tool.Tool, call model.ToolCall, input json.RawMessage) error {
 	st, cfg := s.state, &s.r.cfg
 	ctx := calls.ctx
-	tctx := ctx
+	// The call's own context ends with it: work a tool leaves tied to it
+	// (a goroutine, a process) does not outlive the call.
+	var tctx context.Context
+	var cancel context.CancelFunc
 	if d := st.Limits.ToolCallTimeout.Std(); d > 0 {
-		var cancel context.CancelFunc
 		tctx, cancel = context.WithTimeoutCause(ctx, d, errToolTimeout)
-		defer cancel()
+	} else {
+		tctx, cancel = context.WithCancel(ctx)
 	}
+	defer cancel()
 	calls.begin()
 	start := cfg.Clock()
 	var effects []Payload

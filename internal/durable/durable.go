@@ -11,9 +11,14 @@ import (
 // WriteFile replaces path with data: written to a new file beside it
 // (readable by the owner only from the start), synced, renamed over path,
 // and the directory synced so the rename lasts too.
+//
+// The file beside it is path+".tmp", the same each time: one a crash left
+// is written over by the next write rather than left to pile up. Callers
+// never write one path from two places at once (a lock or a lease
+// orders them).
 func WriteFile(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	tmp, err := os.OpenFile(path+".tmp", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
@@ -22,7 +27,7 @@ func WriteFile(path string, data []byte) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	// CreateTemp makes the file 0600; said again for a umask-free reader.
+	// A .tmp a crash left may have another mode: this one is the owner's.
 	if err = tmp.Chmod(0o600); err == nil {
 		_, err = tmp.Write(data)
 	}

@@ -95,11 +95,13 @@ export async function* streamEvents(
   let delay = options.retryDelayMs ?? 250;
   let last = options.after ?? 0;
   let attempt = 0;
-  // ended: the last log event yielded is a session.ended, so a stream
-  // the server closes now is one that reached the session's end.
+  // ended: the last log event this connection yielded is a
+  // session.ended, so a stream the server closes now reached the
+  // session's end.
   let ended = false;
   const idle = options.idleTimeoutMs ?? 45_000;
   for (;;) {
+    ended = false; // this connection has yielded nothing yet
     const conn = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, conn.signal]) : conn.signal;
     let broke: unknown;

@@ -259,3 +259,23 @@ test("a log with more than one session.ended is read to its end", async () => {
   assert.equal(items[3].data.answer, "second");
   assert.equal(requests.length, 1);
 });
+
+// Only a stream closed right after a session.ended it carried ends the
+// reading: one cut after it, and then one that brings nothing, are
+// reconnected.
+test("a session.ended from an earlier connection ends nothing", async () => {
+  const line = (ev) => `id: ${ev.seq}\nevent: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`;
+  reset(
+    async (_req, res) => {
+      res.writeHead(200, { "Content-Type": "text/event-stream" });
+      await new Promise((resolve) => res.write(line(event(1, "session.ended", { status: "completed", reason: "completed" })), resolve));
+      await new Promise((resolve) => res.write("id: 2\nevent: session.rew", resolve));
+      res.socket.destroy(); // cut mid-message
+    },
+    sse([]),
+    sse([line(event(2, "session.rewound", { to_iteration: 1 })), line(event(3, "session.ended", { status: "completed", reason: "completed" }))]),
+  );
+  const items = await collect({});
+  assert.deepEqual(items.map((i) => `${i.seq} ${i.type}`), ["1 session.ended", "2 session.rewound", "3 session.ended"]);
+  assert.deepEqual(requests.map((r) => r.lastEventId), [null, "1", "1"]);
+});
