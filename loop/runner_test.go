@@ -411,8 +411,10 @@ func TestLateModificationReportCountsWhenItIsMade(t *testing.T) {
 	})
 	var lateErr error
 	reader := tool.Func(model.ToolSpec{Name: "read_file", Parameters: objSchema}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
-		lateErr = late.Err() // the write's context ended with its call
-		tool.ReportModification(late, tool.Modification{Path: "y", Kind: tool.Created}) // the write's, made now
+		// The write's context ended with its call; its reporter still
+		// takes a report, made now.
+		lateErr = late.Err()
+		tool.ReportModification(late, tool.Modification{Path: "y", Kind: tool.Created})
 		return tool.Result{Output: "x"}, nil
 	})
 	r := e.runner(t, m, []tool.Tool{writer, reader}, nil)
