@@ -61,7 +61,7 @@ export interface paths {
         };
         /**
          * The event log: a JSON page, Server-Sent Events (Accept: text/event-stream) or a WebSocket (Upgrade: websocket)
-         * @description SSE: every event has id: its sequence number and event: its type; token deltas come as event: delta without an id; a comment line is a heartbeat; the stream ends after session.ended. WebSocket: one JSON message per event, deltas as {"type":"delta"}. After each tool.finished, both streams also send a tool-call timeline line (SSE event: tool_call; WebSocket {"type":"tool_call","tool_name","args_summary","result_summary","iteration_number"}), not in the log.
+         * @description SSE: every event has id: its sequence number and event: its type; token deltas come as event: delta without an id; a comment line is a heartbeat; the stream ends after the session's last session.ended (a rewound session's log holds one per run, and a fork's starts with its original's). WebSocket: one JSON message per event, deltas as {"type":"delta"}. After each tool.finished, both streams also send a tool-call timeline line (SSE event: tool_call; WebSocket {"type":"tool_call","tool_name","args_summary","result_summary","iteration_number"}), not in the log.
          */
         get: operations["getSessionEvents"];
         put?: never;
