@@ -103,7 +103,7 @@ func (d StartDefaults) Task(req api.StartRequest, mayRunUnasked bool) (loop.Task
 	}
 	for i, m := range req.FallbackModels {
 		if m == "" {
-			return t, invalid("fallback_models[%d]: empty", i)
+			return t, invalid("fallback_models[%d] is empty: give each as PROVIDER/NAME, e.g. openai/gpt-4.1", i)
 		}
 		f, err := d.RequestedModel(fmt.Sprintf("fallback_models[%d]: ", i), m)
 		if err != nil {
