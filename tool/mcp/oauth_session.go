@@ -103,11 +103,12 @@ func (h *oauthSession) refresh(stale string) (*oauth2.Token, error) {
 		if l.Token.RefreshToken == "" {
 			return &LoginRequiredError{Server: h.name, URL: h.url, Reason: "its access token expired and the authorization server gave no refresh token"}
 		}
-		expired := *l.Token
-		expired.Expiry = time.Now().Add(-time.Minute) // makes the token source refresh, even when the server refused a token before its expiry
 		ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), oauth2.HTTPClient, h.client), refreshTimeout)
 		defer cancel()
-		tok, err := l.config().TokenSource(ctx, &expired).Token()
+		// A token with no access token makes the source refresh, even when
+		// the server refused one before its expiry; a response without a
+		// refresh token keeps this one.
+		tok, err := l.config().TokenSource(ctx, &oauth2.Token{RefreshToken: l.Token.RefreshToken}).Token()
 		if err != nil {
 			if reason, ok := refusedGrant(err); ok {
 				return &LoginRequiredError{Server: h.name, URL: h.url, Reason: "the authorization server refused the refresh token (" + reason + ")"}
