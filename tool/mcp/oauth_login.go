@@ -214,10 +214,10 @@ func (rr *redirectReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if d := q.Get("error_description"); d != "" {
 			reason += ": " + d
 		}
-		res = redirectResult{err: fmt.Errorf("the authorization server refused the login (%s)", reason)}
+		res = redirectResult{err: fmt.Errorf("the authorization server refused the login (%s): run \"agentloop mcp login %s\" again and grant the access it asks for", reason, rr.server)}
 		page = "agentloop: the login to MCP server " + rr.server + " was refused (" + reason + ")."
 	case res.result.Code == "":
-		res = redirectResult{err: errors.New("the browser came back without an authorization code")}
+		res = redirectResult{err: fmt.Errorf("the browser came back without an authorization code: run \"agentloop mcp login %s\" again", rr.server)}
 		page = "agentloop: the browser came back without an authorization code."
 	}
 	select {

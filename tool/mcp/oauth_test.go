@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -302,5 +303,43 @@ func TestOAuthStoredTokensThatCannotBeUsed(t *testing.T) {
 	}
 	if _, err = h.refresh("old"); !errors.As(err, &login) || !strings.Contains(err.Error(), "logged out") {
 		t.Errorf("tokens removed under a session: %v, want a LoginRequiredError saying it was logged out", err)
+	}
+}
+
+// The person refuses at the authorization server's consent page, or the
+// browser comes back without a code: the login fails at once and says to
+// run it again.
+func TestOAuthLoginRefusedByThePerson(t *testing.T) {
+	for _, tc := range []struct{ query, want string }{
+		{"error=access_denied&error_description=the+user+said+no", "the authorization server refused the login (access_denied: the user said no)"},
+		{"", "the browser came back without an authorization code"},
+	} {
+		as := oauthtest.NewAuthServer(t)
+		mcpSrv := oauthtest.ProtectMCP(t, as, oauthtest.EchoServer())
+		cfg := ServerConfig{Name: "r", URL: mcpSrv.URL + "/mcp", OAuth: &OAuth{Tokens: &TokenFile{Path: filepath.Join(t.TempDir(), TokenFileName)}}}
+		_, err := Login(t.Context(), cfg, LoginOptions{Visit: func(authURL string) {
+			u, err := url.Parse(authURL)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			// The consent page sends the browser back without a code.
+			back := u.Query().Get("redirect_uri") + "?state=" + url.QueryEscape(u.Query().Get("state"))
+			if tc.query != "" {
+				back += "&" + tc.query
+			}
+			resp, err := http.Get(back)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+		}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `run "agentloop mcp login r" again`) {
+			t.Errorf("Login = %v, want %q and the command to run again", err, tc.want)
+		}
+		if l, _ := cfg.OAuth.Tokens.Get(cfg.URL); l != nil {
+			t.Errorf("a refused login stored %+v", l)
+		}
 	}
 }
