@@ -43,17 +43,23 @@ profiles:
         command: ./srv
         transport: sse
 `), nil)
+	wantProblems(t, problems,
+		`mcp_servers.a.transport`,
+		`"sk-123 secret" is not an environment variable name (give the name, not the token)`,
+		`mcp_servers.b: set either an Authorization header or bearer_token_env, not both`,
+		`transport is for servers reached by url; this one has a command`,
+	)
+}
+
+// wantProblems fails t unless every want is part of some problem's text.
+func wantProblems(t *testing.T, problems []Problem, wants ...string) {
+	t.Helper()
 	var msgs []string
 	for _, p := range problems {
 		msgs = append(msgs, p.String())
 	}
 	all := strings.Join(msgs, "\n")
-	for _, want := range []string{
-		`mcp_servers.a.transport`,
-		`"sk-123 secret" is not an environment variable name (give the name, not the token)`,
-		`mcp_servers.b: set either an Authorization header or bearer_token_env, not both`,
-		`transport is for servers reached by url; this one has a command`,
-	} {
+	for _, want := range wants {
 		if !strings.Contains(all, want) {
 			t.Errorf("problems lack %q:\n%s", want, all)
 		}
