@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/agentloop/agentloop/api"
-	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/service"
 )
 
@@ -44,6 +42,5 @@ func (s *Server) startDemo(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	w.Header().Set("Location", "/v1/sessions/"+id)
-	writeJSON(w, http.StatusCreated, api.Created{ID: id, Status: string(loop.StatusRunning), URL: "/v1/sessions/" + id})
+	writeStarted(w, id)
 }

@@ -60,8 +60,7 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	w.Header().Set("Location", "/v1/sessions/"+started.ID)
-	writeJSON(w, http.StatusCreated, api.Created{ID: started.ID, Status: string(loop.StatusRunning), URL: "/v1/sessions/" + started.ID})
+	writeStarted(w, started.ID)
 }
 
 // serverMade reports whether workspace is one the server made for

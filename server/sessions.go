@@ -107,8 +107,14 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request, req api.StartRequ
 		s.fail(w, r, err)
 		return
 	}
-	w.Header().Set("Location", "/v1/sessions/"+started.ID)
-	writeJSON(w, http.StatusCreated, api.Created{ID: started.ID, Status: string(loop.StatusRunning), URL: "/v1/sessions/" + started.ID})
+	writeStarted(w, started.ID)
+}
+
+// writeStarted answers a request that started session id running: 201,
+// its URL in Location and the body.
+func writeStarted(w http.ResponseWriter, id string) {
+	w.Header().Set("Location", "/v1/sessions/"+id)
+	writeJSON(w, http.StatusCreated, api.Created{ID: id, Status: string(loop.StatusRunning), URL: "/v1/sessions/" + id})
 }
 
 // mayRunUnasked reports whether this caller may start a session whose
