@@ -269,6 +269,14 @@ func TestOAuthOverTheSSETransport(t *testing.T) {
 	if _, _, refreshes := as.Counts(); refreshes != 1 {
 		t.Fatalf("refreshes = %d, want 1", refreshes)
 	}
+
+	// The server refuses the token (the SSE transport has no OAuth
+	// handler to refresh it): the refused stream says to log in again.
+	as.RevokeAll()
+	_, err = Connect(t.Context(), ServerConfig{Name: "old", URL: sse.URL, Transport: TransportSSE, OAuth: &OAuth{Tokens: tokens}})
+	if err == nil || !strings.Contains(err.Error(), `the server refused the OAuth token (HTTP 401): run "agentloop mcp login old"`) {
+		t.Fatalf("Connect over SSE with a revoked token = %v", err)
+	}
 }
 
 // A token file that cannot be read, and a stored token that expired with

@@ -65,7 +65,7 @@ func (s *Server) dialURL(ctx context.Context, c *conn) (*conn, error) {
 		}
 		status := int(rec.firstPost.Load())
 		if mode != "" || ctx.Err() != nil || !oldServerStatus(status) {
-			return nil, s.urlError(err, status, "")
+			return nil, s.urlError(err, int(rec.refused.Load()), "")
 		}
 		if l := s.cfg.Logger; l != nil {
 			l.Info("MCP server refused streamable HTTP; trying the HTTP+SSE transport", "server", s.cfg.Name, "status", status)
@@ -75,7 +75,7 @@ func (s *Server) dialURL(ctx context.Context, c *conn) (*conn, error) {
 	}
 	sess, err := s.client.Connect(ctx, s.sseTransport(client), nil)
 	if err != nil {
-		return nil, s.urlError(err, int(rec.firstPost.Load()), note)
+		return nil, s.urlError(err, int(rec.refused.Load()), note)
 	}
 	s.spoken = TransportSSE
 	return c.attach(sess), nil
@@ -134,17 +134,19 @@ func oldServerStatus(status int) bool {
 	return status >= 400 && status < 500
 }
 
-func (s *Server) urlError(err error, status int, note string) error {
+// urlError explains a failed connection; refused is the first 401 or 403
+// answer, if any.
+func (s *Server) urlError(err error, refused int, note string) error {
 	var login *LoginRequiredError
 	if errors.As(err, &login) {
 		return login // it names the server and the remedy
 	}
 	hint := ""
 	switch {
-	case (status == http.StatusUnauthorized || status == http.StatusForbidden) && s.cfg.OAuth != nil:
-		hint = fmt.Sprintf("; the server refused the OAuth token (HTTP %d): run \"agentloop mcp login %s\"", status, s.cfg.Name)
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		hint = fmt.Sprintf("; the server refused the credentials (HTTP %d): give a token with bearer_token_env or an Authorization header, or set oauth: true and run \"agentloop mcp login %s\"", status, s.cfg.Name)
+	case refused != 0 && s.cfg.OAuth != nil:
+		hint = fmt.Sprintf("; the server refused the OAuth token (HTTP %d): run \"agentloop mcp login %s\"", refused, s.cfg.Name)
+	case refused != 0:
+		hint = fmt.Sprintf("; the server refused the credentials (HTTP %d): give a token with bearer_token_env or an Authorization header, or set oauth: true and run \"agentloop mcp login %s\"", refused, s.cfg.Name)
 	}
 	return fmt.Errorf("MCP server %q: connecting to %s%s: %w%s", s.cfg.Name, s.cfg.URL, note, err, hint)
 }
@@ -161,7 +163,8 @@ func (c *conn) attach(sess *sdk.ClientSession) *conn {
 
 // statusRecorder adds the bearer token to every request and remembers the
 // status of the first POST answered, which tells an old SSE-only server
-// from a refusal.
+// from a refusal, and the first refusal of the credentials (401 or 403)
+// of any request: the SSE transport's first request is a GET.
 type statusRecorder struct {
 	base          http.RoundTripper
 	authorization string
@@ -169,6 +172,7 @@ type statusRecorder struct {
 	// carry no Authorization header (the SSE transport's).
 	tokens    oauth2.TokenSource
 	firstPost atomic.Int32
+	refused   atomic.Int32
 }
 
 func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -184,8 +188,14 @@ func (r *statusRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		tok.SetAuthHeader(req)
 	}
 	resp, err := r.base.RoundTrip(req)
-	if err == nil && req.Method == http.MethodPost {
+	if err != nil {
+		return resp, err
+	}
+	if req.Method == http.MethodPost {
 		r.firstPost.CompareAndSwap(0, int32(resp.StatusCode))
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		r.refused.CompareAndSwap(0, int32(resp.StatusCode))
 	}
 	return resp, err
 }
