@@ -14,11 +14,8 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusBadRequest, "give the two sessions to compare: /v1/sessions/compare?a=ID&b=ID")
 		return
 	}
-	for _, id := range []string{a, b} {
-		if !validID.MatchString(id) {
-			problem(w, http.StatusBadRequest, quote(id)+" is not a session ID (letters, digits, - and _)")
-			return
-		}
+	if !isSessionID(w, "a", a) || !isSessionID(w, "b", b) {
+		return
 	}
 	out, err := s.svc.Compare(r.Context(), callerOf(r.Context()), a, b)
 	if err != nil {

@@ -136,11 +136,20 @@ var validID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 func (s *Server) sessionID(w http.ResponseWriter, r *http.Request) (string, bool) {
 	id := r.PathValue("id")
-	if !validID.MatchString(id) {
-		problem(w, http.StatusBadRequest, fmt.Sprintf("%q is not a session ID (letters, digits, - and _)", id))
-		return "", false
+	return id, isSessionID(w, "", id)
+}
+
+// isSessionID reports whether id, given as name (a query parameter;
+// empty for the path's), is a session ID, else answers 400 saying so.
+func isSessionID(w http.ResponseWriter, name, id string) bool {
+	if validID.MatchString(id) {
+		return true
 	}
-	return id, true
+	if name != "" {
+		name += " "
+	}
+	problem(w, http.StatusBadRequest, fmt.Sprintf("%s%q is not a session ID (letters, digits, - and _)", name, id))
+	return false
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
@@ -189,8 +198,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		f.Labels[k] = v
 	}
 	if from := q.Get("forked_from"); from != "" {
-		if !validID.MatchString(from) {
-			problem(w, http.StatusBadRequest, fmt.Sprintf("forked_from %q is not a session ID (letters, digits, - and _)", from))
+		if !isSessionID(w, "forked_from", from) {
 			return
 		}
 		f.ForkedFrom = from
