@@ -13,12 +13,15 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// durText is what the page shows for a duration (app.js fmtDur).
+// durText is what the page shows for a duration (app.js fmtDur, fmtSpan).
 func durText(d time.Duration) string {
 	if ms := float64(d) / 1e6; ms < 1000 {
 		return fmt.Sprintf("%d ms", int(math.Round(ms)))
 	}
-	return fmt.Sprintf("%.1f s", d.Seconds())
+	if d < time.Minute {
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	return fmt.Sprintf("%d min %d s", int(d/time.Minute), int(math.Round((d % time.Minute).Seconds())))
 }
 
 // The API writes durations as strings of seconds ("0.612s"); the session

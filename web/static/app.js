@@ -123,8 +123,15 @@ function durSecs(d) {
   const s = typeof d === "number" ? d / 1e9 : parseFloat(d);
   return Number.isFinite(s) ? s : 0;
 }
+// fmtSpan shows a span of ms as "350 ms", "1.5 s" (with digits decimals)
+// or "2 min 5 s": the one form the session, trace and compare pages use.
+function fmtSpan(ms, digits = 1) {
+  if (ms < 1000) return Math.round(ms) + " ms";
+  if (ms < 60000) return (ms / 1000).toFixed(digits) + " s";
+  return Math.floor(ms / 60000) + " min " + Math.round(ms % 60000 / 1000) + " s";
+}
 // fmtDur shows an API duration, or "" when it is zero or missing.
-function fmtDur(d) { const ms = durSecs(d) * 1000; return !ms ? "" : ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(1) + " s"; }
+function fmtDur(d) { const ms = durSecs(d) * 1000; return ms ? fmtSpan(ms) : ""; }
 function shortModel(m) { m = m || ""; return m.startsWith("script:") && m.includes("/") ? "script:…/" + m.split("/").pop() : m; }
 function cut(s, n) { s = s || ""; return s.length > n ? s.slice(0, n) + "…" : s; }
 
@@ -274,7 +281,8 @@ function stepKey(s, it) {
 // that number (the last one set aside when none is live).
 function stepByKey(s, key) {
   if (!key) return null;
-  return (s.iterations || []).find(it => stepKey(s, it) === key) || forkLiveStep(s, Number(key)); // fork.js
+  const its = s.iterations || [];
+  return its.find(it => stepKey(s, it) === key) || its.findLast(it => it.number === Number(key));
 }
 
 function sessionView(id) {

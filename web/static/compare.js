@@ -7,14 +7,10 @@
 // as well only to mark their rewound steps.
 "use strict";
 
-// cmpSecs shows a duration from the API (durSecs, app.js), "—" when
+// cmpSecs shows a duration from the API (durSecs, fmtSpan, app.js), "—" when
 // there is none.
 function cmpSecs(d) {
-  if (d === undefined || d === null || d === "") return "—";
-  const s = durSecs(d);
-  if (s < 1) return Math.round(s * 1000) + " ms";
-  if (s < 60) return s.toFixed(1) + " s";
-  return Math.floor(s / 60) + " min " + Math.round(s % 60) + " s";
+  return d === undefined || d === null || d === "" ? "—" : fmtSpan(durSecs(d) * 1000);
 }
 
 function cmpNum(n) { return Number(n || 0).toLocaleString("en-US"); }

@@ -54,14 +54,6 @@ function forkedOnto(s, it) {
   return !!(s && s.forked_from && it.number > s.forked_from.iteration && it.model && it.model === s.current_model);
 }
 
-// forkLiveStep is step n of s as the session goes on from it: after a
-// rewind a number can be both a step set aside and the step redone, and
-// the redone one is the step n the page means.
-function forkLiveStep(s, n) {
-  const its = (s.iterations || []).filter(it => it.number === n);
-  return its.find(it => !it.rewound) || its[its.length - 1];
-}
-
 // forkDialog is the one dialog both actions use, emptied for each use.
 function forkDialog() {
   let d = document.getElementById("fork-dialog");

@@ -33,11 +33,8 @@ function svgEl(tag, attrs = {}, ...kids) {
 
 function traceTitle(text) { return svgEl("title", {}, text); }
 
-function traceMs(ms) {
-  if (ms < 1000) return Math.round(ms) + " ms";
-  if (ms < 60000) return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + " s";
-  return Math.floor(ms / 60000) + " min " + Math.round(ms % 60000 / 1000) + " s";
-}
+// traceMs shows a span with a second decimal under 10 s (fmtSpan, app.js).
+function traceMs(ms) { return fmtSpan(ms, ms < 10000 ? 2 : 1); }
 
 function traceNum(n) { return Number(n || 0).toLocaleString("en-US"); }
 
