@@ -38,12 +38,7 @@ func startForkModels(t *testing.T) (*httptest.Server, *forkModels) {
 		fm.mu.Lock()
 		fm.reqs[body.Model] = append(fm.reqs[body.Model], body.Messages)
 		fm.mu.Unlock()
-		n := 0 // assistant messages so far: the steps already taken
-		for _, m := range body.Messages {
-			if mm, ok := m.(map[string]any); ok && mm["role"] == "assistant" {
-				n++
-			}
-		}
+		n := assistantTurns(body.Messages)
 		var msg map[string]any
 		switch {
 		case body.Model == "orig" && n < 8:
@@ -53,43 +48,10 @@ func startForkModels(t *testing.T) (*httptest.Server, *forkModels) {
 		default:
 			msg = map[string]any{"role": "assistant", "content": body.Model + " done"}
 		}
-		finish := "stop"
-		if msg["tool_calls"] != nil {
-			finish = "tool_calls"
-		}
-		if !body.Stream {
-			json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "model": body.Model,
-				"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-				"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		delta := map[string]any{"role": "assistant"}
-		if c, ok := msg["content"]; ok {
-			delta["content"] = c
-		}
-		if calls, ok := msg["tool_calls"].([]any); ok {
-			c := calls[0].(map[string]any)
-			c["index"] = 0
-			delta["tool_calls"] = []any{c}
-		}
-		chunk := func(v map[string]any) {
-			b, _ := json.Marshal(v)
-			fmt.Fprintf(w, "data: %s\n\n", b)
-		}
-		chunk(map[string]any{"id": "c", "object": "chat.completion.chunk", "model": body.Model, "choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": nil}}})
-		chunk(map[string]any{"id": "c", "object": "chat.completion.chunk", "model": body.Model, "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}},
-			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
-		fmt.Fprint(w, "data: [DONE]\n\n")
+		replyChat(w, body.Model, body.Stream, msg)
 	}))
 	t.Cleanup(srv.Close)
 	return srv, fm
-}
-
-func writeCall(step int, path, content string) map[string]any {
-	args, _ := json.Marshal(map[string]string{"path": path, "content": content})
-	return map[string]any{"role": "assistant", "content": "", "tool_calls": []any{map[string]any{
-		"id": fmt.Sprintf("call_%d", step), "type": "function", "function": map[string]any{"name": "write_file", "arguments": string(args)}}}}
 }
 
 func (fm *forkModels) requests(name string) [][]any {

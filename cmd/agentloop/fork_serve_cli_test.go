@@ -41,12 +41,7 @@ func startHoldModels(t *testing.T) (*httptest.Server, *holdModels) {
 		if err := json.Unmarshal(raw, &body); err != nil {
 			t.Errorf("request: %v", err)
 		}
-		n := 0 // assistant messages so far: the steps already taken
-		for _, m := range body.Messages {
-			if mm, ok := m.(map[string]any); ok && mm["role"] == "assistant" {
-				n++
-			}
-		}
+		n := assistantTurns(body.Messages)
 		if body.Model == "hold" {
 			hm.mu.Lock()
 			hm.held = append(hm.held, body.Messages)
@@ -67,30 +62,8 @@ func startHoldModels(t *testing.T) (*httptest.Server, *holdModels) {
 		default:
 			msg = map[string]any{"role": "assistant", "content": body.Model + " done"}
 		}
-		finish := "stop"
-		if msg["tool_calls"] != nil {
-			finish = "tool_calls"
-		}
 		// Streamed: the server's sessions ask for a stream.
-		w.Header().Set("Content-Type", "text/event-stream")
-		delta := map[string]any{"role": "assistant"}
-		if c, ok := msg["content"]; ok {
-			delta["content"] = c
-		}
-		if calls, ok := msg["tool_calls"].([]any); ok {
-			c := calls[0].(map[string]any)
-			c["index"] = 0
-			delta["tool_calls"] = []any{c}
-		}
-		for _, chunk := range []map[string]any{
-			{"id": "c", "object": "chat.completion.chunk", "model": body.Model, "choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": nil}}},
-			{"id": "c", "object": "chat.completion.chunk", "model": body.Model, "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}},
-				"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}},
-		} {
-			b, _ := json.Marshal(chunk)
-			fmt.Fprintf(w, "data: %s\n\n", b)
-		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
+		replyChat(w, body.Model, true, msg)
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() {
@@ -101,22 +74,6 @@ func startHoldModels(t *testing.T) (*httptest.Server, *holdModels) {
 		}
 	})
 	return srv, hm
-}
-
-// fetchJSON GETs url into v and returns the status code.
-func fetchJSON(t *testing.T, url string, v any) int {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if v != nil {
-		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-			t.Fatalf("GET %s: %v", url, err)
-		}
-	}
-	return resp.StatusCode
 }
 
 // forkState is what the tests read of a session's state.
@@ -149,15 +106,7 @@ func TestForkOnTheServer(t *testing.T) {
 	s := c.serve("--yes", "--allow-script-models", "--workspaces", root, "--model", "openai/orig", "--base-url", srv.URL+"/v1")
 	defer func() { s.cmd.Process.Signal(syscall.SIGTERM); s.wait(t) }()
 	ws := filepath.Join(root, "edits")
-	os.MkdirAll(ws, 0o755)
-	os.WriteFile(filepath.Join(ws, "seed.txt"), []byte("seed\n"), 0o644)
-	code, out := s.post(t, "/v1/sessions", fmt.Sprintf(`{"task":"edit the files","workspace":%q}`, ws))
-	if code != 201 {
-		t.Fatalf("create: %d %s", code, out)
-	}
-	var created struct{ ID string }
-	json.Unmarshal([]byte(out), &created)
-	id := created.ID
+	id := startEditSession(t, s, ws)
 	if st := s.waitFor(t, id, "completed", "failed", "error"); st != "completed" {
 		t.Fatalf("the session ended %s", st)
 	}
@@ -173,7 +122,7 @@ func TestForkOnTheServer(t *testing.T) {
 		{"text":"scripted fork done"}]}`), 0o644)
 
 	// Fork A waits in its first model call until released.
-	code, out = s.post(t, "/v1/sessions/"+id+"/fork", `{"at":5,"model":"openai/hold","message":"hold on"}`)
+	code, out := s.post(t, "/v1/sessions/"+id+"/fork", `{"at":5,"model":"openai/hold","message":"hold on"}`)
 	if code != 201 {
 		t.Fatalf("fork A: %d %s", code, out)
 	}

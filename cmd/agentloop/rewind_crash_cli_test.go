@@ -39,35 +39,7 @@ func startWireModel(t *testing.T, decide func(msgs []any) map[string]any) (*http
 		wm.mu.Lock()
 		wm.reqs = append(wm.reqs, body.Messages)
 		wm.mu.Unlock()
-		msg := decide(body.Messages)
-		finish := "stop"
-		if msg["tool_calls"] != nil {
-			finish = "tool_calls"
-		}
-		usage := map[string]any{"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
-		if !body.Stream {
-			json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "model": "m",
-				"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}, "usage": usage})
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		delta := map[string]any{"role": "assistant"}
-		if c, ok := msg["content"]; ok {
-			delta["content"] = c
-		}
-		if calls, ok := msg["tool_calls"].([]any); ok {
-			c := calls[0].(map[string]any)
-			c["index"] = 0
-			delta["tool_calls"] = []any{c}
-		}
-		for _, chunk := range []map[string]any{
-			{"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": nil}}},
-			{"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}, "usage": usage},
-		} {
-			b, _ := json.Marshal(chunk)
-			fmt.Fprintf(w, "data: %s\n\n", b)
-		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
+		replyChat(w, "m", body.Stream, decide(body.Messages))
 	}))
 	t.Cleanup(srv.Close)
 	return srv, wm
@@ -86,12 +58,7 @@ func eightWrites(msgs []any) map[string]any {
 	if last, ok := msgs[len(msgs)-1].(map[string]any); ok && last["role"] == "user" && last["content"] == "just answer" {
 		return map[string]any{"role": "assistant", "content": "answered after the rewind"}
 	}
-	n := 0
-	for _, m := range msgs {
-		if mm, ok := m.(map[string]any); ok && mm["role"] == "assistant" {
-			n++
-		}
-	}
+	n := assistantTurns(msgs)
 	switch {
 	case n == 5:
 		return writeCall(n+1, "late.txt", "step 6\n")

@@ -39,15 +39,7 @@ func TestRewindOnTheServer(t *testing.T) {
 	serveArgs := []string{"--yes", "--workspaces", root, "--model", "openai/m", "--base-url", srv.URL + "/v1"}
 	s := c.serve(serveArgs...)
 	ws := filepath.Join(root, "edits")
-	os.MkdirAll(ws, 0o755)
-	os.WriteFile(filepath.Join(ws, "seed.txt"), []byte("seed\n"), 0o644)
-	code, out := s.post(t, "/v1/sessions", fmt.Sprintf(`{"task":"edit the files","workspace":%q}`, ws))
-	if code != 201 {
-		t.Fatalf("create: %d %s", code, out)
-	}
-	var created struct{ ID string }
-	json.Unmarshal([]byte(out), &created)
-	id := created.ID
+	id := startEditSession(t, s, ws)
 	if st := s.waitFor(t, id, "completed", "failed", "error"); st != "completed" {
 		t.Fatalf("the session ended %s", st)
 	}
@@ -98,20 +90,8 @@ func TestRewindOnTheServer(t *testing.T) {
 		b, _ := json.MarshalIndent(want, "", " ")
 		t.Fatalf("%d requests after the rewind; the model read:\n%s\nwant step 4's request (steps 1-3) and the message:\n%s", len(reqs)-original, a, b)
 	}
-	var state struct {
-		Answer     string `json:"answer"`
-		Iterations []struct {
-			Number  int  `json:"number"`
-			Rewound bool `json:"rewound"`
-		} `json:"iterations"`
-	}
-	getJSON(t, s.url+"/v1/sessions/"+id, &state)
-	var marks []string
-	for _, it := range state.Iterations {
-		marks = append(marks, fmt.Sprintf("%d:%v", it.Number, it.Rewound))
-	}
-	if state.Answer != "answered after the rewind" || strings.Join(marks, " ") != "1:false 2:false 3:false 4:true 5:true 6:true 7:true 8:true 9:true 4:false" {
-		t.Fatalf("state after the rewind: answer %q, iterations %v", state.Answer, marks)
+	if answer, marks := rewoundMarks(t, s.url, id); answer != "answered after the rewind" || marks != "1:false 2:false 3:false 4:true 5:true 6:true 7:true 8:true 9:true 4:false" {
+		t.Fatalf("state after the rewind: answer %q, iterations %v", answer, marks)
 	}
 
 	// Killed right after the next rewind is recorded, before any file is
@@ -153,16 +133,4 @@ func TestRewindOnTheServer(t *testing.T) {
 	}
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	s.wait(t)
-}
-
-func getJSON(t *testing.T, url string, v any) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -106,15 +106,7 @@ func TestRewindOnTemporal(t *testing.T) {
 		"--checkpoints", shared, "--model", "openai/m", "--base-url", srv.URL+"/v1")
 	defer func() { s.cmd.Process.Signal(syscall.SIGTERM); s.wait(t) }()
 
-	os.MkdirAll(ws, 0o755)
-	os.WriteFile(filepath.Join(ws, "seed.txt"), []byte("seed\n"), 0o644)
-	code, out := s.post(t, "/v1/sessions", fmt.Sprintf(`{"task":"edit the files","workspace":%q}`, ws))
-	if code != 201 {
-		t.Fatalf("create: %d %s", code, out)
-	}
-	var created struct{ ID string }
-	json.Unmarshal([]byte(out), &created)
-	id := created.ID
+	id := startEditSession(t, s, ws)
 	waitEnded := func() string {
 		t.Helper()
 		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -132,7 +124,7 @@ func TestRewindOnTemporal(t *testing.T) {
 	original := len(wm.requests())
 	stepThree := map[string]string{"seed.txt": "seed\n", "f0.txt": "step 1\n", "f1.txt": "step 2\n", "f2.txt": "step 3\n"}
 
-	code, out = s.post(t, "/v1/sessions/"+id+"/rewind", `{"at":3,"dry_run":true}`)
+	code, out := s.post(t, "/v1/sessions/"+id+"/rewind", `{"at":3,"dry_run":true}`)
 	var dry rewoundAnswer
 	json.Unmarshal([]byte(out), &dry)
 	if code != 200 || dry.Resumed || !reflect.DeepEqual(dry.RewoundSteps, []int{4, 5, 6, 7, 8, 9}) ||
@@ -169,20 +161,8 @@ func TestRewindOnTemporal(t *testing.T) {
 		b, _ := json.MarshalIndent(want, "", " ")
 		t.Fatalf("%d requests after the rewind; the model read:\n%s\nwant step 4's request (steps 1-3) and the message:\n%s", len(reqs)-original, a, b)
 	}
-	var state struct {
-		Answer     string `json:"answer"`
-		Iterations []struct {
-			Number  int  `json:"number"`
-			Rewound bool `json:"rewound"`
-		} `json:"iterations"`
-	}
-	getJSON(t, s.url+"/v1/sessions/"+id, &state)
-	var marks []string
-	for _, it := range state.Iterations {
-		marks = append(marks, fmt.Sprintf("%d:%v", it.Number, it.Rewound))
-	}
-	if state.Answer != "answered after the rewind" || strings.Join(marks, " ") != "1:false 2:false 3:false 4:true 5:true 6:true 7:true 8:true 9:true 4:false 5:false" {
-		t.Fatalf("state after the rewind: answer %q, iterations %v", state.Answer, marks)
+	if answer, marks := rewoundMarks(t, s.url, id); answer != "answered after the rewind" || marks != "1:false 2:false 3:false 4:true 5:true 6:true 7:true 8:true 9:true 4:false 5:false" {
+		t.Fatalf("state after the rewind: answer %q, iterations %v", answer, marks)
 	}
 	if _, err := os.Stat(filepath.Join(shared, id+".restore.json")); !os.IsNotExist(err) {
 		t.Fatalf("the restore note outlived the rewind: %v", err)
