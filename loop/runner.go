@@ -537,12 +537,10 @@ func (r *Runner) record(ctx context.Context, id string, prepare func(*Session, *
 		r.release(s)
 		return nil, err
 	}
-	if !run || s.state.Status == StatusWaiting || s.state.Status == StatusPaused || s.state.Status.Finished() {
-		// Still waiting (more approvals pending), or recorded for a
-		// driver that runs it step by step: nothing to run here.
-		return r.runHere(ctx, s, false)
-	}
-	return r.runHere(ctx, s, true)
+	// Still waiting (more approvals pending), or recorded for a driver
+	// that runs it step by step: nothing to run here.
+	now := s.state.Status
+	return r.runHere(ctx, s, run && now != StatusWaiting && now != StatusPaused && !now.Finished())
 }
 
 // runHere ends the claim on a session whose change was just recorded:
