@@ -116,7 +116,7 @@ func (s *Store) writing(sessionID string) (unlock func(), err error) {
 		return nil, fmt.Errorf("checkpoint: cannot create %s: %w (set the checkpoints directory)", s.Root, err)
 	}
 	if unlock, err = s.lockRoot(false); err != nil {
-		return nil, fmt.Errorf("checkpoint: locking %s: %w", s.Root, err)
+		return nil, err
 	}
 	if err := s.revive(sessionID); err != nil {
 		unlock()

@@ -125,7 +125,7 @@ func (s *Store) sideTree(ctx context.Context, gd string, side Side) (string, err
 		}
 		index := filepath.Join(gd, "scratch-index")
 		defer os.Remove(index) // each directory side starts from its own index
-		if src, ok := s.repoOf(side.Session); ok && side.Session != "" {
+		if src, ok := s.repoOf(side.Session); ok {
 			// The session's snapshots' index: git hashes only the files
 			// whose size or time changed since.
 			if data, err := os.ReadFile(filepath.Join(src, "index")); err == nil {

@@ -49,7 +49,11 @@ func (s *Store) lockPath() string { return filepath.Join(s.Root, ".removal.lock"
 // repository is removed while a process is writing or forking one — in
 // this process or another on the machine. It waits for the other holders.
 func (s *Store) lockRoot(exclusive bool) (unlock func(), err error) {
-	return filelock.Lock(s.lockPath(), exclusive)
+	unlock, err = filelock.Lock(s.lockPath(), exclusive)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: locking %s: %w", s.Root, err)
+	}
+	return unlock, nil
 }
 
 func (s *Store) markPath(sessionID string) string {
@@ -64,18 +68,12 @@ func (s *Store) Release(sessionID string) error {
 	if _, err := s.gitDir(sessionID); err != nil {
 		return err
 	}
-	if _, err := os.Stat(s.Root); errors.Is(err, fs.ErrNotExist) {
-		return nil // no checkpoints were ever kept here
-	}
-	unlock, err := s.lockRoot(true)
-	if err != nil {
-		return fmt.Errorf("checkpoint: locking %s: %w", s.Root, err)
-	}
-	defer unlock()
-	if err := os.WriteFile(s.markPath(sessionID), []byte(sessionID+"\n"), 0o600); err != nil {
-		return fmt.Errorf("checkpoint: marking session %s's checkpoints as deleted in %s: %w", sessionID, s.Root, err)
-	}
-	return s.sweep()
+	return s.removing(func() error {
+		if err := os.WriteFile(s.markPath(sessionID), []byte(sessionID+"\n"), 0o600); err != nil {
+			return fmt.Errorf("checkpoint: marking session %s's checkpoints as deleted in %s: %w", sessionID, s.Root, err)
+		}
+		return nil
+	})
 }
 
 // Remove deletes the shadow repository of a session that was never
@@ -86,15 +84,26 @@ func (s *Store) Remove(sessionID string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(s.Root); errors.Is(err, fs.ErrNotExist) {
+	return s.removing(func() error {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("checkpoint: removing %s: %w", dir, err)
+		}
 		return nil
+	})
+}
+
+// removing runs remove, then a sweep, holding the directory's lock
+// exclusively; with no checkpoints directory there is nothing to remove.
+func (s *Store) removing(remove func() error) error {
+	if _, err := os.Stat(s.Root); errors.Is(err, fs.ErrNotExist) {
+		return nil // no checkpoints were ever kept here
 	}
 	unlock, err := s.lockRoot(true)
 	if err != nil {
-		return fmt.Errorf("checkpoint: locking %s: %w", s.Root, err)
+		return err
 	}
 	defer unlock()
-	if err := os.RemoveAll(dir); err != nil {
+	if err := remove(); err != nil {
 		return err
 	}
 	return s.sweep()
