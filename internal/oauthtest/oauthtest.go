@@ -55,6 +55,7 @@ type AuthServer struct {
 	registrations int
 	authorized    int
 	refreshed     int
+	noDCR         bool // registration is not advertised
 }
 
 type client struct {
@@ -90,7 +91,7 @@ func NewAuthServer(t testing.TB, preregistered ...string) *AuthServer {
 }
 
 func (as *AuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, oauthex.AuthServerMeta{
+	md := oauthex.AuthServerMeta{
 		Issuer:                            as.URL,
 		AuthorizationEndpoint:             as.URL + "/authorize",
 		TokenEndpoint:                     as.URL + "/token",
@@ -100,7 +101,21 @@ func (as *AuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
 		CodeChallengeMethodsSupported:     []string{"S256"},
 		TokenEndpointAuthMethodsSupported: []string{"none"},
 		ScopesSupported:                   []string{Scope, "offline_access"},
-	})
+	}
+	as.mu.Lock()
+	if as.noDCR {
+		md.RegistrationEndpoint = ""
+	}
+	as.mu.Unlock()
+	writeJSON(w, http.StatusOK, md)
+}
+
+// DisableRegistration stops advertising dynamic client registration, as
+// an authorization server that only knows clients registered in advance.
+func (as *AuthServer) DisableRegistration() {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	as.noDCR = true
 }
 
 func (as *AuthServer) register(w http.ResponseWriter, r *http.Request) {

@@ -161,6 +161,19 @@ func TestOAuthLoginWithAPreregisteredClient(t *testing.T) {
 	}
 }
 
+// An authorization server that registers no clients dynamically: without
+// a client_id the login stops before the browser and says what to set.
+func TestOAuthLoginWithoutDynamicRegistration(t *testing.T) {
+	as := oauthtest.NewAuthServer(t, "agentloop-cli")
+	as.DisableRegistration()
+	mcpSrv := oauthtest.ProtectMCP(t, as, oauthtest.EchoServer())
+	cfg := ServerConfig{Name: "pre", URL: mcpSrv.URL + "/mcp", OAuth: &OAuth{Tokens: &TokenFile{Path: filepath.Join(t.TempDir(), TokenFileName)}}}
+	_, err := Login(t.Context(), cfg, LoginOptions{Visit: func(string) { t.Error("a login that cannot register a client sent the person to a browser") }})
+	if err == nil || !strings.Contains(err.Error(), "does not register clients dynamically") || !strings.Contains(err.Error(), "set oauth.client_id") {
+		t.Fatalf("Login = %v", err)
+	}
+}
+
 func TestOAuthLoginToAnOpenServer(t *testing.T) {
 	srv := testServer(false)
 	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
