@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -84,13 +85,11 @@ func Login(ctx context.Context, cfg ServerConfig, opts LoginOptions) (*LoginResu
 	var mu sync.Mutex
 	var granted *oauth2.Config
 	var tokens oauth2.TokenSource
-	sentToBrowser := false
+	var sentToBrowser atomic.Bool
 	hc := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: redirect,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-			mu.Lock()
-			sentToBrowser = true
-			mu.Unlock()
+			sentToBrowser.Store(true)
 			opts.Visit(args.URL)
 			select {
 			case r := <-cb.results:
@@ -136,10 +135,7 @@ func Login(ctx context.Context, cfg ServerConfig, opts LoginOptions) (*LoginResu
 	client := sdk.NewClient(&sdk.Implementation{Name: "agentloop", Version: "1"}, nil)
 	sess, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: mcpClient, OAuthHandler: handler, DisableStandaloneSSE: true}, nil)
 	if err != nil && ctx.Err() != nil {
-		mu.Lock()
-		visited := sentToBrowser
-		mu.Unlock()
-		if visited {
+		if sentToBrowser.Load() {
 			return nil, fmt.Errorf("MCP server %q: the login was not finished: the browser did not come back to %s (%w)", cfg.Name, redirect, context.Cause(ctx))
 		}
 		return nil, fmt.Errorf("MCP server %q: the login was not finished: no authorization page was reached from %s (%w)", cfg.Name, cfg.URL, context.Cause(ctx))
