@@ -14,17 +14,8 @@ import (
 // it; the workspace is the server's own, named after the fork, and goes
 // when the fork is deleted.
 func TestForkedSessionsWriteTheirWorkspaceAsRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: it checks what a server running as root gives a fork's commands")
-	}
-	c := newCLI(t)
-	if _, _, code := c.run("", "doctor"); code != 0 && os.Getenv("AGENTLOOP_SANDBOX_TESTS") != "1" {
-		t.Skip("no sandbox backend works here (agentloop doctor)")
-	}
-	base := t.TempDir()
-	os.Chmod(filepath.Dir(base), 0o711) // as a server's data directory would be: passable, not listable
-	os.Chmod(base, 0o711)
-	root := filepath.Join(base, "ws")
+	c := rootSandboxCLI(t, "it checks what a server running as root gives a fork's commands")
+	root := sandboxWorkspaces(t)
 	script := writeScript(t, `{"steps":[
 		{"tool_calls":[{"name":"execute_command","arguments":{"command":"mkdir -p d && echo one > d/a.txt"}}]},
 		{"tool_calls":[{"name":"execute_command","arguments":{"command":"id -u > who.txt && echo two >> d/a.txt"}}]},

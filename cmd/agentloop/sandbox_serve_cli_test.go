@@ -11,21 +11,36 @@ import (
 	"github.com/agentloop/agentloop/sandbox"
 )
 
-// A server run as root with the default sandbox: a session's command
-// runs as the unprivileged sandbox user and still writes its workspace,
-// which the server gave to that user.
-func TestServedSessionsWriteTheirWorkspaceAsRoot(t *testing.T) {
+// rootSandboxCLI is a CLI for a test of what agentloop does as root with
+// a sandbox; it skips the test (saying why it needs root) unless it runs
+// as root on a machine where a sandbox backend works.
+func rootSandboxCLI(t *testing.T, why string) *cli {
+	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: it checks what a server running as root gives its commands")
+		t.Skip("needs root: " + why)
 	}
 	c := newCLI(t)
 	if _, _, code := c.run("", "doctor"); code != 0 && os.Getenv("AGENTLOOP_SANDBOX_TESTS") != "1" {
 		t.Skip("no sandbox backend works here (agentloop doctor)")
 	}
+	return c
+}
+
+// sandboxWorkspaces is a --workspaces directory whose parents are as a
+// server's data directory's would be: passable, not listable.
+func sandboxWorkspaces(t *testing.T) string {
 	base := t.TempDir()
-	os.Chmod(filepath.Dir(base), 0o711) // as a server's data directory would be: passable, not listable
+	os.Chmod(filepath.Dir(base), 0o711)
 	os.Chmod(base, 0o711)
-	root := filepath.Join(base, "ws")
+	return filepath.Join(base, "ws")
+}
+
+// A server run as root with the default sandbox: a session's command
+// runs as the unprivileged sandbox user and still writes its workspace,
+// which the server gave to that user.
+func TestServedSessionsWriteTheirWorkspaceAsRoot(t *testing.T) {
+	c := rootSandboxCLI(t, "it checks what a server running as root gives its commands")
+	root := sandboxWorkspaces(t)
 	script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"execute_command","arguments":{"command":"id -u > who.txt; echo made > made.txt; cat made.txt"}}]},{"text":"done"}]}`)
 	s := c.serve("--sandbox", "landlock", "--yes", "--model", "script:"+script, "--workspaces", root)
 	if _, ready, _ := s.send(t, request{"GET", "/readyz", "", nil}); !strings.Contains(ready, `"backend":"landlock"`) || !strings.Contains(ready, `"network":"none"`) {
@@ -74,13 +89,7 @@ func TestServedSessionsWriteTheirWorkspaceAsRoot(t *testing.T) {
 // user; in a workspace root owns they could write nothing, so the run is
 // refused at start with what to do.
 func TestRunAsRootRunsCommandsAsTheWorkspaceOwner(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	c := newCLI(t)
-	if _, _, code := c.run("", "doctor"); code != 0 && os.Getenv("AGENTLOOP_SANDBOX_TESTS") != "1" {
-		t.Skip("no sandbox backend works here (agentloop doctor)")
-	}
+	c := rootSandboxCLI(t, "it checks what agentloop running as root gives its commands")
 	script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"execute_command","arguments":{"command":"id -u > who.txt"}}]},{"text":"done"}]}`)
 	base := t.TempDir()
 	os.Chmod(base, 0o711)
@@ -119,13 +128,7 @@ func TestServeRefusesASocketDatabaseLandlockCannotHide(t *testing.T) {
 // closed to the sandbox user, so the workspaces go to /var/lib, and the
 // demo session runs its commands there to the end.
 func TestDemoAsRootOnAFreshMachine(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	c := newCLI(t)
-	if _, _, code := c.run("", "doctor"); code != 0 && os.Getenv("AGENTLOOP_SANDBOX_TESTS") != "1" {
-		t.Skip("no sandbox backend works here (agentloop doctor)")
-	}
+	c := rootSandboxCLI(t, "it checks what agentloop running as root gives its commands")
 	home := t.TempDir()
 	os.Chmod(home, 0o700) // as /root is
 	c.env = append(c.env, "HOME="+home, "XDG_DATA_HOME="+home, "AGENTLOOP_SANDBOX=landlock", "AGENTLOOP_UNSAFE_NO_SANDBOX=")
