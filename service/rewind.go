@@ -119,23 +119,10 @@ func (s *Service) Rewind(ctx context.Context, c Caller, id string, req RewindReq
 			if err := rewindRecheck(now, st, ck, req); err != nil {
 				return err
 			}
-			if err := cs.BeginRestore(id, checkpoint.Pending{Seq: now.Seq + 1, Checkpoint: ck.ID, Workspace: workspace}); err != nil {
-				return err
-			}
-			teststop.At("rewind-before-commit")
-			return nil
+			return s.noteRestore(id, now.Seq+1, ck, workspace)
 		},
 		After: func(ctx context.Context, _ *loop.State) error {
-			teststop.At("rewind-after-commit")
-			files, err := cs.Restore(ctx, id, ck.ID, workspace)
-			if err != nil {
-				return fmt.Errorf("session %s: the rewind to step %d is recorded but its workspace %s was not restored: %w (it is restored when the session is next resumed or the server restarts)", id, req.At, workspace, err)
-			}
-			out.Files = files
-			if out.Files == nil {
-				out.Files = []checkpoint.Change{}
-			}
-			return cs.EndRestore(id)
+			return s.restoreRewound(ctx, id, ck, workspace, req.At, out)
 		},
 	})
 	if err != nil {
@@ -202,6 +189,32 @@ func rewindCheckpointError(id string, at int, err error) error {
 		return invalid("session %s: the workspace of step %d is not on this machine: %v (its checkpoints are kept where it ran: rewind it there)", id, at, err)
 	}
 	return fmt.Errorf("rewind of session %s to step %d: %w", id, at, err)
+}
+
+// noteRestore notes, durably and before a rewind of session id to
+// checkpoint ck is recorded as event seq, that the rewind owes a restore
+// of workspace (see finishRestore).
+func (s *Service) noteRestore(id string, seq int64, ck *loop.WorkspaceCheckpointed, workspace string) error {
+	if err := s.cfg.Checkpoints.BeginRestore(id, checkpoint.Pending{Seq: seq, Checkpoint: ck.ID, Workspace: workspace}); err != nil {
+		return err
+	}
+	teststop.At("rewind-before-commit")
+	return nil
+}
+
+// restoreRewound restores workspace to checkpoint ck once the rewind of
+// session id to step at is recorded, puts the files it changed in out,
+// and removes the note noteRestore wrote. A restore that fails is owed
+// still: whoever next takes the session's lease finishes it.
+func (s *Service) restoreRewound(ctx context.Context, id string, ck *loop.WorkspaceCheckpointed, workspace string, at int, out *Rewound) error {
+	teststop.At("rewind-after-commit")
+	cs := s.cfg.Checkpoints
+	files, err := cs.Restore(ctx, id, ck.ID, workspace)
+	if err != nil {
+		return fmt.Errorf("session %s: the rewind to step %d is recorded but its workspace %s was not restored: %w (it is restored when this server next takes the session's lease: when it restarts, or runs or rewinds the session here)", id, at, workspace, err)
+	}
+	out.Files = append([]checkpoint.Change{}, files...)
+	return cs.EndRestore(id)
 }
 
 // finishRestore completes, or drops, the workspace restore a rewind of

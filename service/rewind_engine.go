@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/agentloop/agentloop/checkpoint"
-	"github.com/agentloop/agentloop/internal/teststop"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
 )
@@ -50,46 +48,10 @@ func (s *Service) engineIdle(ctx context.Context, st *loop.State) error {
 // started again, one waiting paused is woken, and a worker steps the
 // session on from step req.At, its fold holding the rewind.
 func (s *Service) rewindOnEngine(ctx context.Context, id string, ck *loop.WorkspaceCheckpointed, before *loop.State, req RewindRequest, out *Rewound) (*Rewound, error) {
-	cs := s.cfg.Checkpoints
-	if err := s.own(ctx, id); err != nil {
-		if errors.Is(err, store.ErrLeaseHeld) {
-			return nil, conflict("session %s is held by another process: try again when it lets go", id)
-		}
-		return nil, err
-	}
-	events, now, err := s.rewindCommit(ctx, id, ck, before, req)
+	now, err := s.recordRewind(ctx, id, ck, before, req, out)
 	if err != nil {
-		s.disown(id)
 		return nil, err
 	}
-	workspace := now.Workspace
-	if err := cs.BeginRestore(id, checkpoint.Pending{Seq: now.Seq + 1, Checkpoint: ck.ID, Workspace: workspace}); err != nil {
-		s.disown(id)
-		return nil, err
-	}
-	teststop.At("rewind-before-commit")
-	// The commit point: appended under this process's lease, after every
-	// event the worker recorded (the sequence numbers follow now's).
-	if err := s.log.Append(ctx, events...); err != nil {
-		// A note for a rewind not recorded is dropped (finishRestore).
-		_ = s.finishRestore(context.WithoutCancel(ctx), id)
-		s.disown(id)
-		return nil, fmt.Errorf("rewind of session %s to step %d was not recorded: %w", id, req.At, err)
-	}
-	teststop.At("rewind-after-commit")
-	files, err := cs.Restore(ctx, id, ck.ID, workspace)
-	if err != nil {
-		s.disown(id)
-		return nil, fmt.Errorf("session %s: the rewind to step %d is recorded but its workspace %s was not restored: %w (it is restored when this server next takes the session's lease)", id, req.At, workspace, err)
-	}
-	if err := cs.EndRestore(id); err != nil {
-		s.disown(id)
-		return nil, err
-	}
-	out.Files = append([]checkpoint.Change{}, files...)
-	// The lease is let go before the engine is asked: the worker that
-	// runs the session on needs none of this process's.
-	s.disown(id)
 	if !loop.RewindResumes(now, req.Message) {
 		return out, nil // recorded; it waits, paused
 	}
@@ -98,6 +60,38 @@ func (s *Service) rewindOnEngine(ctx context.Context, id string, ck *loop.Worksp
 	}
 	out.Resumed = true
 	return out, nil
+}
+
+// recordRewind records and restores rewindOnEngine's rewind under the
+// session's lease, and returns the state the rewind followed. The lease
+// is let go before the engine is asked to resume: the worker that runs
+// the session on needs none of this process's.
+func (s *Service) recordRewind(ctx context.Context, id string, ck *loop.WorkspaceCheckpointed, before *loop.State, req RewindRequest, out *Rewound) (*loop.State, error) {
+	if err := s.own(ctx, id); err != nil {
+		if errors.Is(err, store.ErrLeaseHeld) {
+			return nil, conflict("session %s is held by another process: try again when it lets go", id)
+		}
+		return nil, err
+	}
+	defer s.disown(id)
+	events, now, err := s.rewindCommit(ctx, id, ck, before, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.noteRestore(id, now.Seq+1, ck, now.Workspace); err != nil {
+		return nil, err
+	}
+	// The commit point: appended under this process's lease, after every
+	// event the worker recorded (the sequence numbers follow now's).
+	if err := s.log.Append(ctx, events...); err != nil {
+		// A note for a rewind not recorded is dropped (finishRestore).
+		_ = s.finishRestore(context.WithoutCancel(ctx), id)
+		return nil, fmt.Errorf("rewind of session %s to step %d was not recorded: %w", id, req.At, err)
+	}
+	if err := s.restoreRewound(ctx, id, ck, now.Workspace, req.At, out); err != nil {
+		return nil, err
+	}
+	return now, nil
 }
 
 // rewindCommit reads session id again under its lease and returns the
