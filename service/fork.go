@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentloop/agentloop/checkpoint"
 	"github.com/agentloop/agentloop/internal/teststop"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
@@ -112,11 +111,11 @@ func (s *Service) Fork(ctx context.Context, c Caller, id string, req ForkRequest
 	}
 	if err := s.cfg.Checkpoints.Fork(ctx, id, newID, ck.ID); err != nil {
 		undo()
-		return nil, forkCheckpointError(id, req.At, err)
+		return nil, stepFilesError("fork", id, req.At, err)
 	}
 	if err := s.cfg.Checkpoints.Export(ctx, newID, ck.ID, dir); err != nil {
 		undo()
-		return nil, forkCheckpointError(id, req.At, err)
+		return nil, stepFilesError("fork", id, req.At, err)
 	}
 	if req.Prepare != nil {
 		if err := req.Prepare(dir); err != nil {
@@ -167,13 +166,6 @@ func (s *Service) Fork(ctx context.Context, c Caller, id string, req ForkRequest
 func (s *Service) recorded(ctx context.Context, id string) bool {
 	_, err := s.st.Load(context.WithoutCancel(ctx), id)
 	return !errors.Is(err, store.ErrNotFound)
-}
-
-func forkCheckpointError(id string, at int, err error) error {
-	if errors.Is(err, checkpoint.ErrNotFound) {
-		return invalid("session %s: the workspace of step %d is not on this machine: %v (its checkpoints are kept where it ran: fork it there)", id, at, err)
-	}
-	return fmt.Errorf("fork of session %s at step %d: %w", id, at, err)
 }
 
 // forkPoint returns how many of events a fork at step at copies — up to

@@ -78,7 +78,7 @@ func (s *Service) Rewind(ctx context.Context, c Caller, id string, req RewindReq
 	// Also checks, before anything is recorded, that the checkpoint is here.
 	files, err := cs.Changes(ctx, id, ck.ID, st.Workspace)
 	if err != nil {
-		return nil, rewindCheckpointError(id, req.At, err)
+		return nil, stepFilesError("rewind", id, req.At, err)
 	}
 	out.Files = append(out.Files, files...)
 	if s.cfg.Engine != nil {
@@ -184,11 +184,13 @@ func rewindError(err error) error {
 	return asServiceError(err)
 }
 
-func rewindCheckpointError(id string, at int, err error) error {
+// stepFilesError is the error of a rewind or fork (verb) of session id
+// at step at that could not read the step's checkpoint.
+func stepFilesError(verb, id string, at int, err error) error {
 	if errors.Is(err, checkpoint.ErrNotFound) {
-		return invalid("session %s: the workspace of step %d is not on this machine: %v (its checkpoints are kept where it ran: rewind it there)", id, at, err)
+		return invalid("session %s: the workspace of step %d is not on this machine: %v (its checkpoints are kept where it ran: %s it there)", id, at, err, verb)
 	}
-	return fmt.Errorf("rewind of session %s to step %d: %w", id, at, err)
+	return fmt.Errorf("%s of session %s at step %d: %w", verb, id, at, err)
 }
 
 // noteRestore notes, durably and before a rewind of session id to
