@@ -99,23 +99,25 @@ func forkRemote(url string, args []string, stdout, stderr io.Writer) int {
 	id := fs.Arg(0)
 	c := remote(url)
 	ctx := context.Background()
-	// The fork's log is the original's up to step K's end: the first event
-	// after that is the first the fork itself records.
-	copied, err := copiedSeq(ctx, c, id, *at)
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
 	req := api.ForkRequest{At: *at, Model: *modelSpec, Message: *message}
 	if path, ok := strings.CutPrefix(req.Model, "script:"); ok && !strings.HasPrefix(path, "/") {
 		if spec, err := absScript(path); err == nil {
 			req.Model = spec // the server reads it from its own directory
 		}
 	}
+	// The server checks the step (and says which ones a fork can start
+	// from) before anything is copied.
 	created, err := c.Fork(ctx, id, req)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
 	fmt.Fprintf(stderr, "session %s: forked from %s at step %d\n", created.ID, id, *at)
+	// The fork's log is the original's up to step K's end: the first event
+	// after that is the first the fork itself records.
+	copied, err := copiedSeq(ctx, c, id, *at)
+	if err != nil {
+		return fail(stderr, "%v (the fork runs on the server: follow it with agentloop sessions show %s --server %s)", err, created.ID, url)
+	}
 	return followRemote(c, created.ID, copied, 0, *jsonOut, *quiet, stdout, stderr)
 }
 

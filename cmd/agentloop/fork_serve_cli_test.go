@@ -271,6 +271,11 @@ func TestForkOnTheServer(t *testing.T) {
 	if code, _ := s.post(t, "/v1/sessions/"+id+"/fork", `{"at":12}`); code != 400 {
 		t.Fatalf("a fork past the last step: %d", code)
 	}
+	// The CLI says so with the steps a fork can start from, and forks nothing.
+	if _, errOut, code := c.run("", "sessions", "fork", id, "--at", "12", "--server", s.url); code == 0 ||
+		!strings.Contains(errOut, "no finished step 12") || !strings.Contains(errOut, "its finished steps: 1-9") {
+		t.Fatalf("sessions fork --at 12 --server: %d\n%s", code, errOut)
+	}
 
 	// The CLI forks on the server and follows the fork from its own first
 	// step: the copied steps are not printed again.
