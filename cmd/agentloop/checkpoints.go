@@ -19,11 +19,13 @@ import (
 // user's data directory for PostgreSQL. $AGENTLOOP_CHECKPOINTS wins.
 // Either way they are local to this machine.
 func checkpointsFor(db string) *checkpoint.Store {
-	root := filepath.Join(filepath.Dir(defaultDataDB()), "checkpoints")
-	if dir := os.Getenv("AGENTLOOP_CHECKPOINTS"); dir != "" {
-		root = dir
-	} else if !assemble.IsPostgres(db) {
+	root := os.Getenv("AGENTLOOP_CHECKPOINTS")
+	switch {
+	case root != "":
+	case !assemble.IsPostgres(db):
 		root = filepath.Join(filepath.Dir(db), "checkpoints")
+	default:
+		root = filepath.Join(filepath.Dir(defaultDataDB()), "checkpoints")
 	}
 	// Absolute: git runs in other directories (--db s.db is relative).
 	if abs, err := filepath.Abs(root); err == nil {
