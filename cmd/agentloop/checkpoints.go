@@ -11,6 +11,7 @@ import (
 	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/checkpoint"
 	"github.com/agentloop/agentloop/config"
+	"github.com/agentloop/agentloop/internal/datadir"
 	"github.com/agentloop/agentloop/loop"
 )
 
@@ -36,15 +37,7 @@ func checkpointsFor(db string) *checkpoint.Store {
 
 // defaultDataDB is the SQLite database's default place, whatever --db says.
 func defaultDataDB() string {
-	base := os.Getenv("XDG_DATA_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "sessions.db" // the default's name, in the working directory
-		}
-		base = filepath.Join(home, ".local", "share")
-	}
-	return filepath.Join(base, "agentloop", "sessions.db")
+	return filepath.Join(datadir.Dir(), "sessions.db")
 }
 
 // checkpointHook snapshots sessions' workspaces into cs, except for

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/agentloop/agentloop/internal/datadir"
 	"github.com/agentloop/agentloop/internal/durable"
 	"github.com/agentloop/agentloop/internal/filelock"
 )
@@ -33,15 +34,7 @@ const TokenFileName = "mcp-oauth.json"
 // the default session database: $XDG_DATA_HOME/agentloop, else
 // ~/.local/share/agentloop.
 func DefaultTokenFile() *TokenFile {
-	base := os.Getenv("XDG_DATA_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return &TokenFile{Path: TokenFileName}
-		}
-		base = filepath.Join(home, ".local", "share")
-	}
-	return &TokenFile{Path: filepath.Join(base, "agentloop", TokenFileName)}
+	return &TokenFile{Path: filepath.Join(datadir.Dir(), TokenFileName)}
 }
 
 // StoredLogin is what a login leaves for one server: the client it used,
