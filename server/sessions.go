@@ -145,10 +145,11 @@ func isSessionID(w http.ResponseWriter, name, id string) bool {
 	if validID.MatchString(id) {
 		return true
 	}
+	what := fmt.Sprintf("%q", id)
 	if name != "" {
-		name += " "
+		what = fmt.Sprintf("%s=%q", name, id) // the query parameter it came in
 	}
-	problem(w, http.StatusBadRequest, fmt.Sprintf("%s%q is not a session ID (letters, digits, - and _)", name, id))
+	problem(w, http.StatusBadRequest, what+" is not a session ID (letters, digits, - and _)")
 	return false
 }
 
