@@ -213,7 +213,7 @@ func (s *Service) restoreRewound(ctx context.Context, id string, ck *loop.Worksp
 	cs := s.cfg.Checkpoints
 	files, err := cs.Restore(ctx, id, ck.ID, workspace)
 	if err != nil {
-		return fmt.Errorf("session %s: the rewind to step %d is recorded but its workspace %s was not restored: %w (it is restored when this server next takes the session's lease: when it restarts, or runs or rewinds the session here)", id, at, workspace, err)
+		return fmt.Errorf("session %s: the rewind to step %d is recorded but its workspace %s was not restored: %w (it is restored when this server next takes the session's lease: when it restarts, or resumes, runs or rewinds the session)", id, at, workspace, err)
 	}
 	out.Files = append([]checkpoint.Change{}, files...)
 	return cs.EndRestore(id)

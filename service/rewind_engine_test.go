@@ -148,4 +148,41 @@ func TestRewindOnAnEngine(t *testing.T) {
 	if p, err := cs.PendingRestore(id); p != nil || err != nil {
 		t.Fatalf("the recovery pass left the note: %+v %v", p, err)
 	}
+
+	// A restore still owed (the rewind's own failed) is made before a
+	// resume reaches the engine; one that cannot be made stops the resume.
+	owe := func(ckID string) {
+		t.Helper()
+		if err := cs.BeginRestore(id, checkpoint.Pending{Seq: ended.Seq + 1, Checkpoint: ckID, Workspace: ws}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("not restored"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owe("no-such-checkpoint")
+	stuck := &workflowEngine{}
+	if _, err := server(stuck, cs).Resume(ctx, admin, id, ""); err == nil || !strings.Contains(err.Error(), "was not resumed") {
+		t.Fatalf("a resume whose restore fails: %v", err)
+	}
+	if len(stuck.runs) != 0 || len(stuck.controls) != 0 || readTree(t, ws)["a.txt"] != "not restored" {
+		t.Fatalf("a resume whose restore failed reached the engine (runs %v, controls %v) or touched the files", stuck.runs, stuck.controls)
+	}
+	if p, _ := cs.PendingRestore(id); p == nil {
+		t.Fatal("a restore that failed is no longer owed")
+	}
+	if err := cs.EndRestore(id); err != nil {
+		t.Fatal(err)
+	}
+	owe(rewound.Checkpoint)
+	resumer := &workflowEngine{}
+	if _, err := server(resumer, cs).Resume(ctx, admin, id, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := readTree(t, ws); !reflect.DeepEqual(got, map[string]string{"a.txt": "a1"}) || !reflect.DeepEqual(resumer.controls, []store.ControlKind{store.ControlResume}) {
+		t.Fatalf("a resume owing a restore: workspace %v, engine controls %v", got, resumer.controls)
+	}
+	if p, err := cs.PendingRestore(id); p != nil || err != nil {
+		t.Fatalf("the resume left the note: %+v %v", p, err)
+	}
 }
