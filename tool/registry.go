@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -66,17 +67,67 @@ func (r *Registry) add(t Tool) error {
 	if _, dup := r.tools[spec.Name]; dup {
 		return fmt.Errorf("tool %q registered twice", spec.Name)
 	}
-	schema, err := compileSchema(spec.Name, spec.Parameters)
+	c, err := compiledSchemas.get(spec.Name, spec.Parameters)
 	if err != nil {
 		return err
 	}
 	if len(spec.Parameters) == 0 {
 		spec.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
-	r.tools[spec.Name] = entry{tool: t, schema: schema, fast: compileFast(spec.Parameters)}
+	r.tools[spec.Name] = entry{tool: t, schema: c.schema, fast: c.fast}
 	r.order = append(r.order, spec.Name)
 	r.specs = append(r.specs, spec)
 	return nil
+}
+
+// compiledSchemas keeps the schemas registries compiled, by tool name and
+// schema text. A session's tools are built anew for every session (and,
+// on a workflow engine, for every step), and compiling a schema, which
+// checks it against the JSON Schema metaschema, costs more than all the
+// rest of a session's start. Compiled schemas are never modified, so
+// registries share them.
+var compiledSchemas = schemaCache{m: map[string]compiled{}}
+
+// maxCachedSchemas bounds compiledSchemas: tools whose schemas keep
+// changing (an MCP server's, say) cannot grow it without end.
+const maxCachedSchemas = 1024
+
+type compiled struct {
+	schema *jsonschema.Schema
+	fast   *fastSchema // nil when the schema is outside the fast subset
+}
+
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[string]compiled
+}
+
+// get returns the compiled form of tool name's schema raw, compiling it
+// the first time. A schema that does not compile is not kept.
+func (c *schemaCache) get(name string, raw json.RawMessage) (compiled, error) {
+	key := name + "\x00" + string(raw)
+	c.mu.Lock()
+	out, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return out, nil
+	}
+	schema, err := compileSchema(name, raw)
+	if err != nil {
+		return compiled{}, err
+	}
+	fastRaw := raw
+	if len(fastRaw) == 0 {
+		fastRaw = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	out = compiled{schema: schema, fast: compileFast(fastRaw)}
+	c.mu.Lock()
+	if len(c.m) >= maxCachedSchemas {
+		clear(c.m)
+	}
+	c.m[key] = out
+	c.mu.Unlock()
+	return out, nil
 }
 
 func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {

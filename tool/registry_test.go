@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentloop/agentloop/model"
@@ -125,5 +126,42 @@ func BenchmarkValidate(b *testing.B) {
 		if err := r.Validate("count", args); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Registries share what they compiled: a tool's schema is compiled once
+// however many registries hold it, yet each tool is judged by its own
+// schema, one that changed is compiled anew, and one that does not
+// compile is refused every time.
+func TestRegistriesShareCompiledSchemas(t *testing.T) {
+	loose := `{"type":"object","properties":{"n":{"type":"string"}}}`
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for range 20 {
+				strict := tool.MustRegistry(mk("count", schema, nil))
+				other := tool.MustRegistry(mk("count", loose, nil))
+				if err := strict.Validate("count", json.RawMessage(`{"n":"3"}`)); !errors.Is(err, tool.ErrInvalidArguments) {
+					t.Errorf("goroutine %d: the strict schema took a string: %v", i, err)
+					return
+				}
+				if err := other.Validate("count", json.RawMessage(`{"n":"3"}`)); err != nil {
+					t.Errorf("goroutine %d: the loose schema refused a string: %v", i, err)
+					return
+				}
+				if _, err := tool.NewRegistry(mk("count", `{"type":"nonsense"}`, nil)); err == nil {
+					t.Errorf("goroutine %d: a schema that does not compile was taken", i)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	a, b := tool.MustRegistry(mk("count", schema, nil)), tool.MustRegistry(mk("count", schema, nil))
+	if tool.SchemaOf(a, "count") != tool.SchemaOf(b, "count") {
+		t.Error("two registries compiled the same schema twice")
+	}
+	if c := tool.MustRegistry(mk("count", loose, nil)); tool.SchemaOf(c, "count") == tool.SchemaOf(a, "count") {
+		t.Error("two schemas of one tool name share a compiled form")
 	}
 }
