@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentloop/agentloop/internal/memo"
 )
 
 // TemplateData is what the system prompt templates see. Template authors:
@@ -119,6 +121,15 @@ func argSummary(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
+	s, _ := argSummaries.Get(string(raw), func() (string, error) { return summarizeArgs(raw), nil })
+	return s
+}
+
+// argSummaries keeps the summaries of the schemas seen: every session's
+// prompt lists its tools, mostly the same ones with the same schemas.
+var argSummaries = memo.New[string](1024)
+
+func summarizeArgs(raw json.RawMessage) string {
 	var s schema
 	if err := json.Unmarshal(raw, &s); err != nil || len(s.Properties) == 0 {
 		return ""

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/agentloop/agentloop/internal/memo"
 	"github.com/agentloop/agentloop/internal/ownstack"
 	"github.com/agentloop/agentloop/model"
 )
@@ -67,7 +67,7 @@ func (r *Registry) add(t Tool) error {
 	if _, dup := r.tools[spec.Name]; dup {
 		return fmt.Errorf("tool %q registered twice", spec.Name)
 	}
-	c, err := compiledSchemas.get(spec.Name, spec.Parameters)
+	c, err := compile(spec.Name, spec.Parameters)
 	if err != nil {
 		return err
 	}
@@ -86,48 +86,25 @@ func (r *Registry) add(t Tool) error {
 // checks it against the JSON Schema metaschema, costs more than all the
 // rest of a session's start. Compiled schemas are never modified, so
 // registries share them.
-var compiledSchemas = schemaCache{m: map[string]compiled{}}
-
-// maxCachedSchemas bounds compiledSchemas: tools whose schemas keep
-// changing (an MCP server's, say) cannot grow it without end.
-const maxCachedSchemas = 1024
+var compiledSchemas = memo.New[compiled](1024)
 
 type compiled struct {
 	schema *jsonschema.Schema
 	fast   *fastSchema // nil when the schema is outside the fast subset
 }
 
-type schemaCache struct {
-	mu sync.Mutex
-	m  map[string]compiled
-}
-
-// get returns the compiled form of tool name's schema raw, compiling it
-// the first time. A schema that does not compile is not kept.
-func (c *schemaCache) get(name string, raw json.RawMessage) (compiled, error) {
-	key := name + "\x00" + string(raw)
-	c.mu.Lock()
-	out, ok := c.m[key]
-	c.mu.Unlock()
-	if ok {
-		return out, nil
-	}
-	schema, err := compileSchema(name, raw)
-	if err != nil {
-		return compiled{}, err
-	}
-	fastRaw := raw
-	if len(fastRaw) == 0 {
-		fastRaw = json.RawMessage(`{"type":"object","properties":{}}`)
-	}
-	out = compiled{schema: schema, fast: compileFast(fastRaw)}
-	c.mu.Lock()
-	if len(c.m) >= maxCachedSchemas {
-		clear(c.m)
-	}
-	c.m[key] = out
-	c.mu.Unlock()
-	return out, nil
+// compile returns the compiled forms of tool name's schema raw.
+func compile(name string, raw json.RawMessage) (compiled, error) {
+	return compiledSchemas.Get(name+"\x00"+string(raw), func() (compiled, error) {
+		schema, err := compileSchema(name, raw)
+		if err != nil {
+			return compiled{}, err
+		}
+		if len(raw) == 0 {
+			raw = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		return compiled{schema: schema, fast: compileFast(raw)}, nil
+	})
 }
 
 func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {

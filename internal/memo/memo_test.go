@@ -1,0 +1,59 @@
+package memo
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+func TestCache(t *testing.T) {
+	c := New[int](3)
+	made := 0
+	get := func(k string) int {
+		t.Helper()
+		v, err := c.Get(k, func() (int, error) { made++; return len(k), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if get("ab") != 2 || get("ab") != 2 || made != 1 {
+		t.Fatalf("a key made %d times", made)
+	}
+	if _, err := c.Get("bad", func() (int, error) { return 0, errors.New("no") }); err == nil {
+		t.Fatal("the error was lost")
+	}
+	if v, err := c.Get("bad", func() (int, error) { return 7, nil }); err != nil || v != 7 {
+		t.Fatalf("a failed value was kept: %d %v", v, err)
+	}
+	get("c")
+	if c.Len() != 3 {
+		t.Fatalf("len %d, want 3", c.Len())
+	}
+	get("dddd") // full: starts over
+	if c.Len() != 1 || get("dddd") != 4 {
+		t.Fatalf("a full cache holds %d", c.Len())
+	}
+}
+
+func TestCacheConcurrent(t *testing.T) {
+	c := New[string](16)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				k := strconv.Itoa((g + i) % 40)
+				v, _ := c.Get(k, func() (string, error) { return "v" + k, nil })
+				if v != "v"+k {
+					t.Errorf("key %s: %s", k, v)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if c.Len() > 16 {
+		t.Fatalf("len %d past its bound", c.Len())
+	}
+}
