@@ -1,8 +1,8 @@
 // Command agentloop is the agentloop contender of the comparison: the
 // OpenAI-compatible provider (model/provider, non-streaming: no OnDelta),
-// the add tool in a tool.Registry (schema compiled once), and either a
-// durable store (SQLite, or PostgreSQL: every event written) or the
-// in-memory store. Sessions run on a bare loop.Runner (-via runner), or are
+// the add tool in a tool.Registry (built for each session with -via
+// service, as a served session's tools are), and either a durable store
+// (SQLite, or PostgreSQL: every event written) or the in-memory store. Sessions run on a bare loop.Runner (-via runner), or are
 // started through package service (-via service) as `agentloop run` and
 // `agentloop serve` start them: a lease per session and every append
 // fenced by its token.
@@ -111,27 +111,14 @@ func (pure) Idempotent() bool { return true }
 // plain.
 func addTool(plain bool) tool.Tool { return addToolIn(nil, plain) }
 
-// boundTools is a registry of add whose calls count in the harness's
-// session in counter, whatever context the tool is called with.
-type boundTools struct {
-	reg     *tool.Registry
-	counter atomic.Value // context.Context
-}
-
-func newBoundTools(plain bool) *boundTools {
-	b := &boundTools{}
-	b.reg = tool.MustRegistry(addToolIn(&b.counter, plain))
-	return b
-}
-
-// addToolIn is addTool counting its calls in the harness's session found
-// in counter rather than in the context the tool is called with (when
-// counter is not nil), declared idempotent unless plain.
-func addToolIn(counter *atomic.Value, plain bool) tool.Tool {
+// addToolIn is addTool counting its calls in the harness's session of
+// ctx rather than in the context the tool is called with (when ctx is
+// not nil), declared idempotent unless plain.
+func addToolIn(counted context.Context, plain bool) tool.Tool {
 	t := tool.Func(model.ToolSpec{Name: workload.ToolName, Description: workload.ToolDescription, Parameters: json.RawMessage(workload.ToolSchema)},
 		func(ctx context.Context, args json.RawMessage) (tool.Result, error) {
-			if counter != nil {
-				ctx = counter.Load().(context.Context)
+			if counted != nil {
+				ctx = counted
 			}
 			sum, err := workload.AddJSON(ctx, args)
 			if err != nil {
@@ -182,14 +169,11 @@ func newRuntime(ctx context.Context, env harness.Env, o options) (*harness.Runti
 	if o.via == "service" {
 		// A service runs its sessions under its own context, not the
 		// caller's, so the harness's tool-call counter reaches the add
-		// tool through the session's Env, resolved per session. Its
-		// registries are kept for the next sessions: compiling the tool's
-		// schema for each would be this harness's cost, not the service's.
+		// tool through the session's Env, resolved per session as
+		// `agentloop serve` resolves each session's tools.
 		var (
 			counters sync.Map // run key → the context Start was called with
 			runs     atomic.Int64
-			freeMu   sync.Mutex
-			free     []*boundTools
 		)
 		cfg.Model, cfg.Tools = nil, nil
 		cfg.Resolve = func(_ context.Context, d *loop.SessionStarted, st *loop.State) (*loop.Env, error) {
@@ -197,21 +181,11 @@ func newRuntime(ctx context.Context, env harness.Env, o options) (*harness.Runti
 			if !ok {
 				return nil, fmt.Errorf("session %s: not started by this harness", st.ID)
 			}
-			freeMu.Lock()
-			var b *boundTools
-			if n := len(free); n > 0 {
-				b, free = free[n-1], free[:n-1]
+			reg, err := tool.NewRegistry(addToolIn(ctx.(context.Context), o.tool == "plain"))
+			if err != nil {
+				return nil, err
 			}
-			freeMu.Unlock()
-			if b == nil {
-				b = newBoundTools(o.tool == "plain")
-			}
-			b.counter.Store(ctx.(context.Context))
-			return &loop.Env{Model: m, Tools: b.reg, SystemPrompt: workload.SystemPrompt, Close: func() {
-				freeMu.Lock()
-				free = append(free, b)
-				freeMu.Unlock()
-			}}, nil
+			return &loop.Env{Model: m, Tools: reg, SystemPrompt: workload.SystemPrompt}, nil
 		}
 		svc, err := service.New(service.Config{Store: st, Runner: cfg})
 		if err != nil {
