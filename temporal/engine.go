@@ -20,10 +20,29 @@ import (
 
 // NewWorker makes a worker of taskQueue that runs session workflows and
 // their steps on a's runner. Start it with Run or Start.
+//
+// Unless opts sets how the worker polls, its pollers scale with the work,
+// as the server advises. The SDK's default, two workflow task pollers
+// taking turns with the worker's own sticky queue, keeps one poll open
+// on a task queue the server splits in four: a burst of new sessions
+// then waits in the other parts until that poll times out, a minute
+// later.
 func NewWorker(c client.Client, taskQueue string, a *Activities, opts worker.Options) worker.Worker {
-	w := worker.New(c, taskQueue, opts)
+	w := worker.New(c, taskQueue, scalingPollers(opts))
 	Register(w, a)
 	return w
+}
+
+// scalingPollers is opts with pollers that scale with the work for the
+// kinds of task opts says nothing about.
+func scalingPollers(opts worker.Options) worker.Options {
+	if opts.MaxConcurrentWorkflowTaskPollers == 0 && opts.WorkflowTaskPollerBehavior == nil {
+		opts.WorkflowTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{})
+	}
+	if opts.MaxConcurrentActivityTaskPollers == 0 && opts.ActivityTaskPollerBehavior == nil {
+		opts.ActivityTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{})
+	}
+	return opts
 }
 
 // Register adds the workflow and activities to a worker (or a test
