@@ -84,6 +84,9 @@ func cpuModel() string {
 // standard output only), with the title and the stamp written to both,
 // and the function that closes the file.
 func Create(out, title string) (io.Writer, func() error, error) {
+	// Stamped before the file is emptied: a result rewritten over the
+	// committed one is not a change to the code measured.
+	stamp := Stamp()
 	var w io.Writer = os.Stdout
 	closeFn := func() error { return nil }
 	if out != "-" {
@@ -96,6 +99,6 @@ func Create(out, title string) (io.Writer, func() error, error) {
 		}
 		w, closeFn = io.MultiWriter(os.Stdout, f), f.Close
 	}
-	fmt.Fprintf(w, "# %s\n\n%s\n\n", title, Stamp())
+	fmt.Fprintf(w, "# %s\n\n%s\n\n", title, stamp)
 	return w, closeFn, nil
 }
