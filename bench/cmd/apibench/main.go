@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -48,7 +49,19 @@ func main() {
 	delay := flag.Duration("delay", 20*time.Millisecond, "scripted model latency per step of a watched session")
 	concurrent := flag.Int("concurrent", 1000, "sessions started at once through the API (0 skips it)")
 	outPath := flag.String("out", benchresult.Path("api"), "where the result goes (overwritten); - for standard output only")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "apibench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	w, closeOut, err := benchresult.Create(*outPath, "The HTTP API under load")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "apibench:", err)
