@@ -85,8 +85,9 @@ func (r *Registry) add(t Tool) error {
 // on a workflow engine, for every step), and compiling a schema, which
 // checks it against the JSON Schema metaschema, costs more than all the
 // rest of a session's start. Compiled schemas are never modified, so
-// registries share them.
-var compiledSchemas = memo.New[compiled](1024)
+// registries share them. A server's sessions are offered tens of distinct
+// tools, not hundreds; a compiled schema is a few kilobytes.
+var compiledSchemas = memo.New[compiled](256)
 
 type compiled struct {
 	schema *jsonschema.Schema
