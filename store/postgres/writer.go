@@ -172,8 +172,11 @@ func (w *writer) write(batch []*request) {
 	for i := range idx {
 		idx[i] = i
 	}
+	var granted []int64 // leases writeOneTrip took, by request
 	if w.oneTrip() {
-		stale, err := w.writeOneTrip(ctx, wrote)
+		var stale []int
+		var err error
+		stale, granted, err = w.writeOneTrip(ctx, wrote)
 		if err != nil {
 			fail(idx, err)
 			idx = nil
@@ -185,6 +188,7 @@ func (w *writer) write(batch []*request) {
 		if err := w.writeAll(ctx, errs, wrote, idx); err != nil {
 			fail(idx, err)
 		}
+		w.releaseRefused(ctx, idx, errs, granted)
 	}
 	if w.s.watchers.Any() {
 		for i, r := range w.taken {
@@ -245,7 +249,7 @@ func (w *writer) connection(ctx context.Context) (*pgxpool.Conn, error) {
 func (w *writer) oneTrip() bool {
 	planned := map[string]int64{}
 	for _, r := range w.taken {
-		if len(r.Runs) != 1 || r.Acquire != nil {
+		if len(r.Runs) != 1 {
 			return false
 		}
 		run := r.Runs[0]
@@ -253,8 +257,8 @@ func (w *writer) oneTrip() bool {
 		if !ok {
 			last = w.cache[run.SessionID].LastSeq // 0 for a session not cached
 		}
-		if run.First != last+1 {
-			return false
+		if run.First != last+1 || (r.Acquire != nil && last != 0) {
+			return false // a lease is taken in one trip only with a new session's start
 		}
 		planned[run.SessionID] = run.Last
 	}
@@ -262,17 +266,18 @@ func (w *writer) oneTrip() bool {
 }
 
 // writeOneTrip writes the batch in one round trip: each append is one
-// statement (appendStatement), all of them sent as one pipeline, which
+// statement (appendStatement; a new session's start taking its lease
+// too), all of them sent as one pipeline, which
 // PostgreSQL runs as one implicit transaction — committed whole, or not
 // at all, when the pipeline ends. A session not cached is taken to be
 // new. An append that wrote
 // nothing — the log moved on elsewhere, the lease changed hands, the
 // session exists already — is returned in stale, untouched, to be written
 // again by writeAll, which reads what it needs.
-func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int, err error) {
+func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int, granted []int64, err error) {
 	conn, err := w.connection(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var b pgx.Batch
 	planned := map[string]loop.Summary{}
@@ -284,21 +289,24 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 		if !ok {
 			sum = w.cache[run.SessionID]
 		}
-		q, args, next := w.appendStatement(r, run, r.Data[0], sum)
+		q, args, next := w.appendStatement(r, run, r.Data[0], sum, r.Acquire != nil)
 		b.Queue(q, args...)
 		planned[run.SessionID], sums[i], runs[i] = next, next, run
 	}
 	br := conn.SendBatch(ctx, &b)
-	written, err := readAppends(br, runs)
+	written, tokens, err := readAppends(br, runs, w.taken)
 	if err != nil {
 		br.Close()
-		return nil, w.s.errf("append: %w", err)
+		return nil, nil, w.s.errf("append: %w", err)
 	}
 	if err := br.Close(); err != nil {
-		return nil, w.s.errf("commit: %w", err)
+		return nil, nil, w.s.errf("commit: %w", err)
 	}
 	for i, ok := range written {
 		wrote[i] = []bool{ok}
+		if a := w.taken[i].Acquire; a != nil {
+			a.Token = tokens[i]
+		}
 		if ok {
 			w.cache[runs[i].SessionID] = sums[i]
 		} else {
@@ -306,7 +314,25 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 			stale = append(stale, i)
 		}
 	}
-	return stale, nil
+	return stale, tokens, nil
+}
+
+// releaseRefused gives up the leases that writeOneTrip took for requests
+// idx that then failed: one took a new session's lease while another
+// writer, which takes no lease, stored the session first. A failed
+// request leaves no lease behind, as when writeAcquiring refuses one.
+func (w *writer) releaseRefused(ctx context.Context, idx []int, errs []error, granted []int64) {
+	if granted == nil {
+		return
+	}
+	for _, i := range idx {
+		if errs[i] == nil || granted[i] == 0 {
+			continue
+		}
+		if conn, err := w.connection(ctx); err == nil {
+			_, _ = conn.Exec(ctx, `UPDATE leases SET expires_at = 'epoch' WHERE session_id = $1 AND owner = $2 AND token = $3`, w.taken[i].Runs[0].SessionID, w.taken[i].Acquire.Owner, granted[i])
+		}
+	}
 }
 
 // writeAll writes the requests idx of the batch in a transaction of its
@@ -366,7 +392,7 @@ func (p *pipeline) add(ctx context.Context, i int, r *request) error {
 			sum, ok = p.w.cache[run.SessionID]
 		}
 		if ok && run.First == sum.LastSeq+1 {
-			q, args, next := p.w.appendStatement(r, run, r.Data[0], sum)
+			q, args, next := p.w.appendStatement(r, run, r.Data[0], sum, false)
 			sum = next
 			p.batch.Queue(q, args...)
 			p.queued = append(p.queued, queuedAppend{i: i, sum: sum})
@@ -394,7 +420,7 @@ func (p *pipeline) flush(ctx context.Context) error {
 		runs[k] = p.w.taken[q.i].Runs[0]
 	}
 	br := p.tx.SendBatch(ctx, &p.batch)
-	written, err := readAppends(br, runs)
+	written, _, err := readAppends(br, runs, nil)
 	if err != nil {
 		br.Close()
 		return p.w.s.errf("append: %w", err)
@@ -447,14 +473,16 @@ var errStale = errors.New("stale")
 // summary row if its log still ends at prev — and, for a fenced append, if
 // the lease token is still the caller's, locking the lease row so no
 // other server can take it before this commits — and inserts the events
-// only then. It returns how many events it inserted, len(run.Events) or
+// only then. With takeLease, a new session's start takes the session's
+// lease first (r.Acquire), as grant would, writes only if it got it, and
+// returns the lease's token (NULL: not taken) beside the count. It returns how many events it inserted, len(run.Events) or
 // none, and when it inserted them it notifies channel (delivered on
 // commit, in commit order, to every server listening; dropped with the
 // transaction or savepoint it was made in).
 //
 // before is the session's summary as stored (LastSeq 0: no session yet);
 // after is what the statement makes it.
-func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte, before loop.Summary) (q string, args []any, after loop.Summary) {
+func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte, before loop.Summary, takeLease bool) (q string, args []any, after loop.Summary) {
 	prev, sum := before.LastSeq, before
 	for _, e := range run.Events {
 		sum.Apply(e)
@@ -477,11 +505,30 @@ func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte,
 	args = []any{run.SessionID, sum.Tenant, sum.Task, sum.Model, string(sum.Status), string(sum.Reason), sum.Iteration, sum.MaxIterations,
 		sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Workspace, string(labels),
 		prev, r.Token, seqs, types, versions, times, payloads, string(told), forkedFromID, forkedAt}
-	fence, guard := "", ""
-	if r.Fenced {
+	fence, guard, token := "", "", ""
+	switch {
+	case takeLease && prev == 0:
+		// The lease as grant takes it, in the same statement: taken only
+		// for a session not stored yet (one that is goes the long way,
+		// writeAcquiring, under a savepoint), and the session and its
+		// events written only when it was taken. A lease held by another
+		// owner, or a session that exists, writes nothing here.
+		now := encodeTime(w.s.opts.clock())
+		a := r.Acquire
+		a.Expires = encodeTime(now.Add(a.TTL))
+		args = append(args, a.Owner, now, a.Expires)
+		fence = `lease AS (INSERT INTO leases (session_id, owner, token, expires_at)
+	SELECT $1, $26, 1, $28 WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = $1)
+	ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at,
+		token = CASE WHEN leases.owner = EXCLUDED.owner AND leases.expires_at > $27 THEN leases.token ELSE leases.token + 1 END
+	WHERE leases.expires_at <= $27 OR leases.owner = EXCLUDED.owner
+	RETURNING token), `
+		guard = ` AND $17::bigint IS NOT NULL AND EXISTS (SELECT 1 FROM lease)`
+		token = `, (SELECT token FROM lease)`
+	case r.Fenced:
 		fence = `fence AS (SELECT 1 FROM leases WHERE session_id = $1 AND token = $17 FOR SHARE), `
 		guard = ` AND EXISTS (SELECT 1 FROM fence)`
-	} else {
+	default:
 		guard = ` AND $17::bigint IS NOT NULL`
 	}
 	var up string
@@ -501,7 +548,7 @@ ins AS (INSERT INTO events (tenant, session_id, seq, type, version, time, data)
 	RETURNING 1),
 n AS (SELECT count(*) AS c FROM ins),
 told AS (SELECT pg_notify('` + channel + `', $23) FROM n WHERE c > 0)
-SELECT c FROM n, (SELECT count(*) FROM told) AS t`
+SELECT c` + token + ` FROM n, (SELECT count(*) FROM told) AS t`
 	return q, args, sum
 }
 
@@ -510,20 +557,32 @@ SELECT c FROM n, (SELECT count(*) FROM told) AS t`
 // inserted its events. One that inserted nothing found its session's log
 // moved on (or the lease taken), so the later ones of that session count
 // as not written either, whatever they report.
-func readAppends(br pgx.BatchResults, runs []appendcheck.Run) (written []bool, err error) {
-	written = make([]bool, len(runs))
+//
+// A statement of a request that takes its session's lease (reqs[k], when
+// reqs is given, has Acquire set) also returns the lease's token, which
+// tokens[k] holds: 0 when the lease was not taken.
+func readAppends(br pgx.BatchResults, runs []appendcheck.Run, reqs []*request) (written []bool, tokens []int64, err error) {
+	written, tokens = make([]bool, len(runs)), make([]int64, len(runs))
 	moved := map[string]bool{}
 	for k, run := range runs {
 		var n int64
-		if err := br.QueryRow().Scan(&n); err != nil {
-			return nil, err
+		if reqs != nil && reqs[k].Acquire != nil {
+			var tok *int64
+			if err := br.QueryRow().Scan(&n, &tok); err != nil {
+				return nil, nil, err
+			}
+			if tok != nil {
+				tokens[k] = *tok
+			}
+		} else if err := br.QueryRow().Scan(&n); err != nil {
+			return nil, nil, err
 		}
 		written[k] = n == int64(len(run.Events)) && !moved[run.SessionID]
 		if !written[k] {
 			moved[run.SessionID] = true
 		}
 	}
-	return written, nil
+	return written, tokens, nil
 }
 
 // writeAcquiring writes a request that takes its session's lease with it
@@ -541,7 +600,7 @@ func (w *writer) writeAcquiring(ctx context.Context, tx pgx.Tx, r *request, wrot
 		// is needed.
 		run := r.Runs[0]
 		if _, cached := w.cache[id]; !cached && run.First == 1 {
-			q, args, next := w.appendStatement(r, run, r.Data[0], loop.Summary{})
+			q, args, next := w.appendStatement(r, run, r.Data[0], loop.Summary{}, false)
 			var n int64
 			if err := tx.QueryRow(ctx, q, args...).Scan(&n); err != nil {
 				return nil, w.s.errf("session %s: append events %d–%d: %w", id, run.First, run.Last, err)
@@ -678,7 +737,7 @@ func (w *writer) alreadyStored(ctx context.Context, tx pgx.Tx, run appendcheck.R
 // ok is false when the log moved on or the lease changed hands (and
 // nothing was written).
 func (w *writer) insert(ctx context.Context, tx pgx.Tx, r *request, run appendcheck.Run, data [][]byte, sum *loop.Summary) (ok bool, err error) {
-	q, args, next := w.appendStatement(r, run, data, *sum)
+	q, args, next := w.appendStatement(r, run, data, *sum, false)
 	var n int64
 	if err := tx.QueryRow(ctx, q, args...).Scan(&n); err != nil {
 		return false, w.s.errf("session %s: append events %d–%d: %w", run.SessionID, run.First, run.Last, err)
