@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -215,6 +216,70 @@ func (s Suite) testAppendAcquiring(t *testing.T) {
 	for _, id := range []string{"two1", "two2"} {
 		if _, err := st.Load(ctx, id); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("load %s after a refused two-session append: %v", id, err)
+		}
+	}
+}
+
+// testAppendAcquiringBurst starts many sessions at once, taking their
+// leases with their first events, as a server does when many are
+// created together: the store writes them in shared batches, and each
+// still gets its own answer. New sessions are started under their
+// leases; one whose lease another owner holds writes nothing; one that
+// exists is refused and takes no lease.
+func (s Suite) testAppendAcquiringBurst(t *testing.T) {
+	st := s.open(t)
+	ls, ok := st.(store.LeaseStarter)
+	if !ok {
+		t.Skip("the store does not take a lease with an append (store.LeaseStarter)")
+	}
+	ctx := t.Context()
+	const ttl, n = time.Minute, 60
+	kind := func(i int) string { return [...]string{"new", "held", "exists"}[i%3] }
+	id := func(i int) string { return fmt.Sprintf("burst-%s-%d", kind(i), i) }
+	for i := range n {
+		switch kind(i) {
+		case "held":
+			if _, err := st.Acquire(ctx, id(i), "B", ttl); err != nil {
+				t.Fatal(err)
+			}
+		case "exists":
+			if err := st.Append(ctx, ev(id(i), 1, at(1), &loop.SessionStarted{Task: "first"})); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	errs := make([]error, n)
+	leases := make([]store.Lease, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			leases[i], errs[i] = ls.AppendAcquiring(ctx, "A", ttl,
+				ev(id(i), 1, at(2), &loop.SessionStarted{Task: "burst"}), ev(id(i), 2, at(3), &loop.IterationStarted{N: 1}))
+		})
+	}
+	wg.Wait()
+	held, err := st.LeasesOf(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		events, lerr := st.Load(ctx, id(i))
+		switch kind(i) {
+		case "new":
+			if errs[i] != nil || leases[i].Token < 1 || len(events) != 2 || held[id(i)].Owner != "A" || held[id(i)].Token != leases[i].Token {
+				t.Errorf("%s: %+v %v; %d events (%v); stored lease %+v", id(i), leases[i], errs[i], len(events), lerr, held[id(i)])
+			}
+		case "held":
+			if !errors.Is(errs[i], store.ErrLeaseHeld) || !errors.Is(lerr, store.ErrNotFound) || held[id(i)].Owner != "B" {
+				t.Errorf("%s: %v (want ErrLeaseHeld); load %v (want nothing written); lease %+v (want B's)", id(i), errs[i], lerr, held[id(i)])
+			}
+		case "exists":
+			if !errors.Is(errs[i], loop.ErrSeqConflict) || len(events) != 1 {
+				t.Errorf("%s: %v (want ErrSeqConflict); %d events (want the 1 stored before)", id(i), errs[i], len(events))
+			}
+			if l, ok := held[id(i)]; ok && l.Owner == "A" && l.Expires.After(time.Now()) {
+				t.Errorf("%s: a refused start left A a live lease %+v", id(i), l)
+			}
 		}
 	}
 }

@@ -71,6 +71,7 @@ func (s Suite) Run(t *testing.T) {
 		{"Leases", s.testLeases},
 		{"AppendFenced", s.testAppendFenced},
 		{"AppendAcquiring", s.testAppendAcquiring},
+		{"AppendAcquiringBurst", s.testAppendAcquiringBurst},
 		{"Controls", s.testControls},
 		{"TenantAndDelete", s.testTenantAndDelete},
 		{"Keys", s.testKeys},
