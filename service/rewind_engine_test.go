@@ -23,10 +23,11 @@ import (
 // is open.
 type workflowEngine struct {
 	fakeEngine
-	open bool
+	open    bool
+	openErr error // what Open answers
 }
 
-func (e *workflowEngine) Open(context.Context, string) (bool, error) { return e.open, nil }
+func (e *workflowEngine) Open(context.Context, string) (bool, error) { return e.open, e.openErr }
 
 // A server whose sessions a workflow engine runs rewinds one that ended
 // once its workflow has ended too: it refuses while the workflow is
@@ -89,6 +90,14 @@ func TestRewindOnAnEngine(t *testing.T) {
 		t.Fatalf("a dry run while the workflow runs: %v", err)
 	}
 	unchanged("a refused rewind")
+	unreachable := &workflowEngine{openErr: errors.New("connection refused")}
+	if _, err := server(unreachable, cs).Rewind(ctx, admin, id, req); err == nil || !strings.Contains(err.Error(), "could not ask the workflow engine") || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("a rewind when the engine cannot be asked: %v", err)
+	}
+	unchanged("a rewind the engine could not be asked about")
+	if len(unreachable.runs) != 0 || len(unreachable.controls) != 0 {
+		t.Fatalf("a refused rewind reached the engine: runs %v, controls %v", unreachable.runs, unreachable.controls)
+	}
 	elsewhere := &checkpoint.Store{Root: t.TempDir()}
 	if _, err := server(&workflowEngine{}, elsewhere).Rewind(ctx, admin, id, req); !errors.Is(err, service.ErrInvalid) || !strings.Contains(err.Error(), "not on this machine") {
 		t.Fatalf("a rewind whose checkpoint is not here: %v", err)
