@@ -36,16 +36,9 @@ func sessionsFork(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentloop sessions fork: usage: agentloop sessions fork ID --at K [--model M] [--message TEXT] [--dir NEWDIR]")
 		return exitUsage
 	}
-	if err := o.check(); err != nil {
-		fmt.Fprintf(stderr, "agentloop sessions fork: %v\n", err)
-		return exitUsage
-	}
 	id := fs.Arg(0)
-	state, _, err := loadState(o.db, id)
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
 	req := service.ForkRequest{At: *at, Message: *message}
+	var err error
 	if o.set["model"] {
 		if req.Model, err = assemble.ModelSpec(o.model); err != nil {
 			fmt.Fprintf(stderr, "agentloop sessions fork: --model: %v\n", err)
@@ -57,13 +50,12 @@ func sessionsFork(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "%v", err)
 		}
 	}
-	ctx, stop := interruptContext(stderr)
-	defer stop()
-	env, err := o.open(ctx, stderr, state)
-	if err != nil {
-		return fail(stderr, "%v", err)
+	rec, code := o.openRecorded("fork", id, stderr)
+	if rec == nil {
+		return code
 	}
-	defer env.Close()
+	defer rec.close()
+	ctx, env := rec.ctx, rec.env
 	started, err := env.svc.Fork(ctx, env.caller, id, req)
 	if err != nil {
 		return fail(stderr, "%v", err)

@@ -30,22 +30,13 @@ func sessionsRewind(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentloop sessions rewind: usage: agentloop sessions rewind ID --at K [--message TEXT] [--dry-run] [--json]")
 		return exitUsage
 	}
-	if err := o.check(); err != nil {
-		fmt.Fprintf(stderr, "agentloop sessions rewind: %v\n", err)
-		return exitUsage
-	}
 	id := fs.Arg(0)
-	state, _, err := loadState(o.db, id)
-	if err != nil {
-		return fail(stderr, "%v", err)
+	rec, code := o.openRecorded("rewind", id, stderr)
+	if rec == nil {
+		return code
 	}
-	ctx, stop := interruptContext(stderr)
-	defer stop()
-	env, err := o.open(ctx, stderr, state)
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
-	defer env.Close()
+	defer rec.close()
+	ctx, env, state := rec.ctx, rec.env, rec.state
 	res, err := env.svc.Rewind(ctx, env.caller, id, service.RewindRequest{At: *at, Message: *message, DryRun: *dry})
 	if err != nil {
 		return fail(stderr, "%v", err)

@@ -396,27 +396,17 @@ func continueSession(name string, args []string, nargs int, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "agentloop sessions %s: missing arguments (see agentloop sessions -h)\n", name)
 		return exitUsage
 	}
-	if err := o.check(); err != nil {
-		fmt.Fprintf(stderr, "agentloop sessions %s: %v\n", name, err)
-		return exitUsage
-	}
 	id := fs.Arg(0)
-	state, _, err := loadState(o.db, id)
+	rec, code := o.openRecorded(name, id, stderr)
+	if rec == nil {
+		return code
+	}
+	defer rec.close()
+	res, err := act(rec.ctx, rec.env, id, fs.Args()[1:], fs)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	ctx, stop := interruptContext(stderr)
-	defer stop()
-	env, err := o.open(ctx, stderr, state)
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
-	defer env.Close()
-	res, err := act(ctx, env, id, fs.Args()[1:], fs)
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
-	return afterControl(ctx, env, res, state.Seq, *jsonOut, stdout, stderr)
+	return afterControl(rec.ctx, rec.env, res, rec.state.Seq, *jsonOut, stdout, stderr)
 }
 
 // afterControl shows what a control did: it follows a session that now

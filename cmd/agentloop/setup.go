@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -129,6 +130,38 @@ func (o *sessionFlags) recorded(prof *config.Profile) (endpoint, approval, profi
 		profile = prof.Name
 	}
 	return endpoint, approval, profile
+}
+
+// recorded is what a command acting on a recorded session works with:
+// the session's state, and the environment to act in, under a context a
+// first Ctrl-C cancels. close gives them up.
+type recorded struct {
+	ctx   context.Context
+	env   *cliEnv
+	state *loop.State
+	close func()
+}
+
+// openRecorded checks the flags (parsed, captureSet done) of command
+// `sessions name`, reads session id's state and opens the environment to
+// act on it, with what the session recorded winning over defaults. What
+// goes wrong is printed; code is then what the command exits with.
+func (o *sessionFlags) openRecorded(name, id string, stderr io.Writer) (_ *recorded, code int) {
+	if err := o.check(); err != nil {
+		fmt.Fprintf(stderr, "agentloop sessions %s: %v\n", name, err)
+		return nil, exitUsage
+	}
+	state, _, err := loadState(o.db, id)
+	if err != nil {
+		return nil, fail(stderr, "%v", err)
+	}
+	ctx, stop := interruptContext(stderr)
+	env, err := o.open(ctx, stderr, state)
+	if err != nil {
+		stop()
+		return nil, fail(stderr, "%v", err)
+	}
+	return &recorded{ctx: ctx, env: env, state: state, close: func() { env.Close(); stop() }}, 0
 }
 
 // open builds the environment. For a stored session (st != nil) what the
