@@ -33,9 +33,8 @@ type Registry struct {
 }
 
 type entry struct {
-	tool   Tool
-	schema *jsonschema.Schema
-	fast   *fastSchema // nil when the schema is outside the fast subset
+	tool Tool
+	compiled
 }
 
 // NewRegistry compiles each tool's schema once. Duplicate names and schemas
@@ -72,9 +71,9 @@ func (r *Registry) add(t Tool) error {
 		return err
 	}
 	if len(spec.Parameters) == 0 {
-		spec.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
+		spec.Parameters = anyObject
 	}
-	r.tools[spec.Name] = entry{tool: t, schema: c.schema, fast: c.fast}
+	r.tools[spec.Name] = entry{tool: t, compiled: c}
 	r.order = append(r.order, spec.Name)
 	r.specs = append(r.specs, spec)
 	return nil
@@ -89,10 +88,16 @@ func (r *Registry) add(t Tool) error {
 // tools, not hundreds; a compiled schema is a few kilobytes.
 var compiledSchemas = memo.New[compiled](256)
 
+// compiled is a schema's compiled forms. schema is nil for a tool that
+// declares none (any arguments do); fast is nil when the schema is
+// outside the fast subset.
 type compiled struct {
 	schema *jsonschema.Schema
-	fast   *fastSchema // nil when the schema is outside the fast subset
+	fast   *fastSchema
 }
+
+// anyObject is the parameters a tool that declares none is offered with.
+var anyObject = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // compile returns the compiled forms of tool name's schema raw.
 func compile(name string, raw json.RawMessage) (compiled, error) {
@@ -102,7 +107,7 @@ func compile(name string, raw json.RawMessage) (compiled, error) {
 			return compiled{}, err
 		}
 		if len(raw) == 0 {
-			raw = json.RawMessage(`{"type":"object","properties":{}}`)
+			raw = anyObject
 		}
 		return compiled{schema: schema, fast: compileFast(raw)}, nil
 	})

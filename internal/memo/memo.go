@@ -23,17 +23,17 @@ func New[V any](max int) *Cache[V] {
 	return &Cache[V]{m: map[string]V{}, max: max}
 }
 
-// Get returns the value kept for key, or makes it with make and keeps it.
-// A value whose making failed is not kept. Two callers missing the same
-// key at once may both make it; one of the values is kept.
-func (c *Cache[V]) Get(key string, make func() (V, error)) (V, error) {
+// Get returns the value kept for key, or makes it with build and keeps
+// it. A value whose making failed is not kept. Two callers missing the
+// same key at once may both make it; one of the values is kept.
+func (c *Cache[V]) Get(key string, build func() (V, error)) (V, error) {
 	c.mu.Lock()
 	v, ok := c.m[key]
 	c.mu.Unlock()
 	if ok {
 		return v, nil
 	}
-	v, err := make()
+	v, err := build()
 	if err != nil {
 		return v, err
 	}
