@@ -76,7 +76,7 @@ func (s *Service) settleRestore(ctx context.Context, id string) error {
 	}
 	if err := s.own(ctx, id); err != nil {
 		if errors.Is(err, store.ErrLeaseHeld) {
-			return conflict("session %s is held by another process that is restoring its files after a rewind: try the resume again", id)
+			return conflict("session %s is held by another server, which restores the files its rewind owes first: try the resume again once it lets go", id)
 		}
 		return fmt.Errorf("session %s was not resumed, so that no step runs on files its rewind undid: %w (fix the cause and resume it again)", id, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop/checkpoint"
 	"github.com/agentloop/agentloop/loop"
@@ -184,6 +185,20 @@ func TestRewindOnAnEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	owe(rewound.Checkpoint)
+	// Another server holds the session: the resume waits for it.
+	other, err := st.Acquire(ctx, id, "another-server", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server(stuck, cs).Resume(ctx, admin, id, ""); !errors.Is(err, service.ErrConflict) || !strings.Contains(err.Error(), "try the resume again") {
+		t.Fatalf("a resume while another server holds the session: %v", err)
+	}
+	if len(stuck.runs) != 0 || readTree(t, ws)["a.txt"] != "not restored" {
+		t.Fatalf("a resume refused for a held lease reached the engine (runs %v) or touched the files", stuck.runs)
+	}
+	if err := st.Release(ctx, other); err != nil {
+		t.Fatal(err)
+	}
 	resumer := &workflowEngine{}
 	if _, err := server(resumer, cs).Resume(ctx, admin, id, ""); err != nil {
 		t.Fatal(err)
