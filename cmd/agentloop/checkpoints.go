@@ -26,7 +26,7 @@ func checkpointsFor(db string) *checkpoint.Store {
 	case !assemble.IsPostgres(db):
 		root = filepath.Join(filepath.Dir(db), "checkpoints")
 	default:
-		root = filepath.Join(filepath.Dir(defaultDataDB()), "checkpoints")
+		root = filepath.Join(datadir.Dir(), "checkpoints")
 	}
 	// Absolute: git runs in other directories (--db s.db is relative).
 	if abs, err := filepath.Abs(root); err == nil {

@@ -108,7 +108,10 @@ func forkRemote(url string, args []string, stdout, stderr io.Writer) int {
 	// after that is the first the fork itself records.
 	copied, err := copiedSeq(ctx, c, id, *at)
 	if err != nil {
-		return fail(stderr, "%v (the fork runs on the server: follow it with agentloop sessions show %s --server %s)", err, created.ID, url)
+		// The fork exists and runs on the server: follow it all, the
+		// steps it copied too.
+		fmt.Fprintf(stderr, "agentloop sessions fork: could not tell which of the fork's events were copied (%v); showing them all\n", err)
+		copied = 0
 	}
 	return followRemote(c, created.ID, copied, 0, *jsonOut, *quiet, stdout, stderr)
 }

@@ -132,21 +132,27 @@ func (o *sessionFlags) recorded(prof *config.Profile) (endpoint, approval, profi
 	return endpoint, approval, profile
 }
 
-// recorded is what a command acting on a recorded session works with:
-// the session's state, and the environment to act in, under a context a
-// first Ctrl-C cancels. close gives them up.
-type recorded struct {
+// openSession is what a command acting on a recorded session works
+// with: the session's state, and the environment to act in, under a
+// context a first Ctrl-C cancels.
+type openSession struct {
 	ctx   context.Context
 	env   *cliEnv
 	state *loop.State
-	close func()
+	stop  func() // ends ctx's watch for Ctrl-C
+}
+
+// close gives up the environment and the watch for Ctrl-C.
+func (r *openSession) close() {
+	r.env.Close()
+	r.stop()
 }
 
 // openRecorded checks the flags (parsed, captureSet done) of command
 // `sessions name`, reads session id's state and opens the environment to
 // act on it, with what the session recorded winning over defaults. What
 // goes wrong is printed; code is then what the command exits with.
-func (o *sessionFlags) openRecorded(name, id string, stderr io.Writer) (_ *recorded, code int) {
+func (o *sessionFlags) openRecorded(name, id string, stderr io.Writer) (_ *openSession, code int) {
 	if err := o.check(); err != nil {
 		fmt.Fprintf(stderr, "agentloop sessions %s: %v\n", name, err)
 		return nil, exitUsage
@@ -161,7 +167,7 @@ func (o *sessionFlags) openRecorded(name, id string, stderr io.Writer) (_ *recor
 		stop()
 		return nil, fail(stderr, "%v", err)
 	}
-	return &recorded{ctx: ctx, env: env, state: state, close: func() { env.Close(); stop() }}, 0
+	return &openSession{ctx: ctx, env: env, state: state, stop: stop}, 0
 }
 
 // open builds the environment. For a stored session (st != nil) what the

@@ -70,7 +70,6 @@ func (s *Server) dialURL(ctx context.Context, c *conn) (*conn, error) {
 		if l := s.cfg.Logger; l != nil {
 			l.Info("MCP server refused streamable HTTP; trying the HTTP+SSE transport", "server", s.cfg.Name, "status", status)
 		}
-		rec.firstPost.Store(0)
 		note = fmt.Sprintf(" (streamable HTTP was refused with HTTP %d, then SSE failed)", status)
 	}
 	sess, err := s.client.Connect(ctx, s.sseTransport(client), nil)
