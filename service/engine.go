@@ -42,13 +42,19 @@ func (s *Service) startOnEngine(ctx context.Context, id string, create func() er
 // controlOnEngine passes a control to the engine. A resume first makes
 // sure the session's workflow runs (Run leaves a running one alone): a
 // session whose workflow did not start, or ended, is driven again. Before
-// that, a workspace restore a rewind still owes is made: a worker must
-// never step a rewound session on over the files the rewind undid.
+// any control that lets a worker step the session on (all but a pause and
+// a terminate), a workspace restore a rewind still owes is made: no step
+// may run over the files the rewind undid.
 func (s *Service) controlOnEngine(ctx context.Context, ctl store.Control) (*Result, error) {
-	if ctl.Kind == store.ControlResume {
-		if err := s.settleRestore(ctx, ctl.SessionID); err != nil {
-			return nil, err
+	if ctl.Kind != store.ControlPause && ctl.Kind != store.ControlTerminate {
+		if err := s.settleRewind(ctx, ctl.SessionID); err != nil {
+			if errors.Is(err, store.ErrLeaseHeld) {
+				return nil, conflict("session %s is held by another server, which restores the files its rewind owes first: send the %s again once it lets go", ctl.SessionID, ctl.Kind)
+			}
+			return nil, fmt.Errorf("session %s: the %s was not sent, so that no step runs on files its rewind undid: %w (the restore needs this server's checkpoint of the session and its workspace: fix what failed and send the %s again)", ctl.SessionID, ctl.Kind, err, ctl.Kind)
 		}
+	}
+	if ctl.Kind == store.ControlResume {
 		if err := s.cfg.Engine.Run(ctx, ctl.SessionID); err != nil {
 			return nil, fmt.Errorf("session %s's workflow could not be started: %v (is the engine reachable? try the resume again)", ctl.SessionID, err)
 		}
@@ -57,29 +63,4 @@ func (s *Service) controlOnEngine(ctx context.Context, ctl store.Control) (*Resu
 		return nil, fmt.Errorf("the %s did not reach session %s's workflow: %v", ctl.Kind, ctl.SessionID, err)
 	}
 	return &Result{ID: ctl.SessionID, Applied: true, Outcome: "sent to the session's workflow: it will " + string(ctl.Kind) + " it at the next safe point"}, nil
-}
-
-// settleRestore makes the workspace restore a rewind of session id owes,
-// if any (see finishRestore), taking the session's lease for it as any
-// process that settles one does.
-func (s *Service) settleRestore(ctx context.Context, id string) error {
-	cs := s.cfg.Checkpoints
-	if cs == nil {
-		return nil
-	}
-	p, err := cs.PendingRestore(id)
-	if err != nil {
-		return fmt.Errorf("session %s: could not read the restore its rewind may owe: %w", id, err)
-	}
-	if p == nil {
-		return nil
-	}
-	if err := s.own(ctx, id); err != nil {
-		if errors.Is(err, store.ErrLeaseHeld) {
-			return conflict("session %s is held by another server, which restores the files its rewind owes first: try the resume again once it lets go", id)
-		}
-		return fmt.Errorf("session %s was not resumed, so that no step runs on files its rewind undid: %w (fix the cause and resume it again)", id, err)
-	}
-	s.disown(id)
-	return nil
 }

@@ -278,15 +278,36 @@ func (s *Service) SettleRewinds(ctx context.Context, c Caller) ([]string, error)
 		if _, here := s.runner.Session(id); here {
 			continue
 		}
-		// Taking the lease settles the restore (see own).
-		if err := s.own(ctx, id); err != nil {
+		if err := s.settleRewind(ctx, id); err != nil {
 			if !errors.Is(err, store.ErrLeaseHeld) {
 				errs = append(errs, err)
 			}
 			continue
 		}
-		s.disown(id)
 		settled = append(settled, id)
 	}
 	return settled, errors.Join(errs...)
+}
+
+// settleRewind finishes or drops the workspace restore a rewind of
+// session id owes, if any, by taking the session's lease (own settles it:
+// finishRestore) and giving it back. Another process holding the lease is
+// ErrLeaseHeld: the restore is then that process's to make.
+func (s *Service) settleRewind(ctx context.Context, id string) error {
+	cs := s.cfg.Checkpoints
+	if cs == nil {
+		return nil
+	}
+	p, err := cs.PendingRestore(id)
+	if err != nil {
+		return fmt.Errorf("could not read the restore its rewind may owe: %w", err)
+	}
+	if p == nil {
+		return nil
+	}
+	if err := s.own(ctx, id); err != nil {
+		return err
+	}
+	s.disown(id)
+	return nil
 }

@@ -172,12 +172,21 @@ func TestRewindOnAnEngine(t *testing.T) {
 	}
 	owe("no-such-checkpoint")
 	stuck := &workflowEngine{}
-	if _, err := server(stuck, cs).Resume(ctx, admin, id, ""); err == nil || !strings.Contains(err.Error(), "was not resumed") {
+	if _, err := server(stuck, cs).Resume(ctx, admin, id, ""); err == nil || !strings.Contains(err.Error(), "the resume was not sent") {
 		t.Fatalf("a resume whose restore fails: %v", err)
 	}
-	if len(stuck.runs) != 0 || len(stuck.controls) != 0 || readTree(t, ws)["a.txt"] != "not restored" {
-		t.Fatalf("a resume whose restore failed reached the engine (runs %v, controls %v) or touched the files", stuck.runs, stuck.controls)
+	// A reply would let a worker step on too: held back the same way.
+	if _, err := server(stuck, cs).Reply(ctx, admin, id, "go on"); err == nil || !strings.Contains(err.Error(), "the reply was not sent") {
+		t.Fatalf("a reply whose restore fails: %v", err)
 	}
+	if len(stuck.runs) != 0 || len(stuck.controls) != 0 || readTree(t, ws)["a.txt"] != "not restored" {
+		t.Fatalf("a resume or reply whose restore failed reached the engine (runs %v, controls %v) or touched the files", stuck.runs, stuck.controls)
+	}
+	// A pause lets nothing step on: it is sent whatever is owed.
+	if _, err := server(stuck, cs).Pause(ctx, admin, id, ""); err != nil || !reflect.DeepEqual(stuck.controls, []store.ControlKind{store.ControlPause}) {
+		t.Fatalf("a pause while a restore is owed: %v, engine controls %v", err, stuck.controls)
+	}
+	stuck.controls = nil
 	if p, _ := cs.PendingRestore(id); p == nil {
 		t.Fatal("a restore that failed is no longer owed")
 	}
@@ -190,7 +199,7 @@ func TestRewindOnAnEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := server(stuck, cs).Resume(ctx, admin, id, ""); !errors.Is(err, service.ErrConflict) || !strings.Contains(err.Error(), "try the resume again") {
+	if _, err := server(stuck, cs).Resume(ctx, admin, id, ""); !errors.Is(err, service.ErrConflict) || !strings.Contains(err.Error(), "send the resume again") {
 		t.Fatalf("a resume while another server holds the session: %v", err)
 	}
 	if len(stuck.runs) != 0 || readTree(t, ws)["a.txt"] != "not restored" {
