@@ -40,15 +40,12 @@ func (s *Store) Acquire(ctx context.Context, id, owner string, ttl time.Duration
 // another server changed it meanwhile, decides on its latest version, so
 // two servers acquiring at once are served one after the other.
 func (s *Store) grant(ctx context.Context, tx pgx.Tx, id string, a *appendq.Acquisition, savepoint bool) (reqErr, fatal error) {
-	now := encodeTime(s.opts.clock())
-	a.Expires = encodeTime(now.Add(a.TTL))
+	now := s.leaseTimes(a)
 	var b pgx.Batch
 	if savepoint {
 		b.Queue("SAVEPOINT acquire")
 	}
-	b.Queue(`INSERT INTO leases (session_id, owner, token, expires_at) VALUES ($1, '', 0, 'epoch') ON CONFLICT (session_id) DO NOTHING`, id)
-	b.Queue(`UPDATE leases SET owner = $2, token = CASE WHEN owner = $2 AND expires_at > $3 THEN token ELSE token + 1 END, expires_at = $4
-WHERE session_id = $1 AND (expires_at <= $3 OR owner = $2) RETURNING token`, id, a.Owner, now, a.Expires)
+	b.Queue(takeLeaseSQL(`VALUES ($1, $2, 1, $4)`, "$3"), id, a.Owner, now, a.Expires)
 	br := tx.SendBatch(ctx, &b)
 	for range b.Len() - 1 {
 		if _, err := br.Exec(); err != nil {
@@ -71,6 +68,27 @@ WHERE session_id = $1 AND (expires_at <= $3 OR owner = $2) RETURNING token`, id,
 		return nil, s.errf("write lease of %s: %w", id, err)
 	}
 	return nil, nil
+}
+
+// leaseTimes sets the expiry of a lease taken now (by a) and returns now.
+func (s *Store) leaseTimes(a *appendq.Acquisition) (now time.Time) {
+	now = encodeTime(s.opts.clock())
+	a.Expires = encodeTime(now.Add(a.TTL))
+	return now
+}
+
+// takeLeaseSQL takes a session's lease for an owner and returns its
+// token: a new lease has token 1, the owner's own live lease keeps its
+// token, an expired one is taken over with the next; another owner's
+// live lease is left alone, and no row is returned. values gives the row
+// to insert (session, owner, 1, expiry: a VALUES or a SELECT, which may
+// insert nothing); now is the placeholder of the time it is taken at.
+func takeLeaseSQL(values, now string) string {
+	return `INSERT INTO leases (session_id, owner, token, expires_at) ` + values + `
+ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at,
+	token = CASE WHEN leases.owner = EXCLUDED.owner AND leases.expires_at > ` + now + ` THEN leases.token ELSE leases.token + 1 END
+WHERE leases.expires_at <= ` + now + ` OR leases.owner = EXCLUDED.owner
+RETURNING token`
 }
 
 // Renew extends a lease still held.

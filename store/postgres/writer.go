@@ -172,11 +172,8 @@ func (w *writer) write(batch []*request) {
 	for i := range idx {
 		idx[i] = i
 	}
-	var granted []int64 // leases writeOneTrip took, by request
 	if w.oneTrip() {
-		var stale []int
-		var err error
-		stale, granted, err = w.writeOneTrip(ctx, wrote)
+		stale, err := w.writeOneTrip(ctx, wrote)
 		if err != nil {
 			fail(idx, err)
 			idx = nil
@@ -188,7 +185,6 @@ func (w *writer) write(batch []*request) {
 		if err := w.writeAll(ctx, errs, wrote, idx); err != nil {
 			fail(idx, err)
 		}
-		w.releaseRefused(ctx, idx, errs, granted)
 	}
 	if w.s.watchers.Any() {
 		for i, r := range w.taken {
@@ -274,10 +270,10 @@ func (w *writer) oneTrip() bool {
 // nothing — the log moved on elsewhere, the lease changed hands, the
 // session exists already — is returned in stale, untouched, to be written
 // again by writeAll, which reads what it needs.
-func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int, granted []int64, err error) {
+func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int, err error) {
 	conn, err := w.connection(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var b pgx.Batch
 	planned := map[string]loop.Summary{}
@@ -297,10 +293,10 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 	written, tokens, err := readAppends(br, runs, w.taken)
 	if err != nil {
 		br.Close()
-		return nil, nil, w.s.errf("append: %w", err)
+		return nil, w.s.errf("append: %w", err)
 	}
 	if err := br.Close(); err != nil {
-		return nil, nil, w.s.errf("commit: %w", err)
+		return nil, w.s.errf("commit: %w", err)
 	}
 	for i, ok := range written {
 		wrote[i] = []bool{ok}
@@ -314,25 +310,7 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 			stale = append(stale, i)
 		}
 	}
-	return stale, tokens, nil
-}
-
-// releaseRefused gives up the leases that writeOneTrip took for requests
-// idx that then failed: one took a new session's lease while another
-// writer, which takes no lease, stored the session first. A failed
-// request leaves no lease behind, as when writeAcquiring refuses one.
-func (w *writer) releaseRefused(ctx context.Context, idx []int, errs []error, granted []int64) {
-	if granted == nil {
-		return
-	}
-	for _, i := range idx {
-		if errs[i] == nil || granted[i] == 0 {
-			continue
-		}
-		if conn, err := w.connection(ctx); err == nil {
-			_, _ = conn.Exec(ctx, `UPDATE leases SET expires_at = 'epoch' WHERE session_id = $1 AND owner = $2 AND token = $3`, w.taken[i].Runs[0].SessionID, w.taken[i].Acquire.Owner, granted[i])
-		}
-	}
+	return stale, nil
 }
 
 // writeAll writes the requests idx of the batch in a transaction of its
@@ -512,17 +490,13 @@ func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte,
 		// for a session not stored yet (one that is goes the long way,
 		// writeAcquiring, under a savepoint), and the session and its
 		// events written only when it was taken. A lease held by another
-		// owner, or a session that exists, writes nothing here.
-		now := encodeTime(w.s.opts.clock())
+		// owner, or a session that exists, writes nothing here. (Another
+		// writer that takes no lease storing the same new session at the
+		// same moment leaves the lease taken until it expires.)
 		a := r.Acquire
-		a.Expires = encodeTime(now.Add(a.TTL))
+		now := w.s.leaseTimes(a)
 		args = append(args, a.Owner, now, a.Expires)
-		fence = `lease AS (INSERT INTO leases (session_id, owner, token, expires_at)
-	SELECT $1, $26, 1, $28 WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = $1)
-	ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at,
-		token = CASE WHEN leases.owner = EXCLUDED.owner AND leases.expires_at > $27 THEN leases.token ELSE leases.token + 1 END
-	WHERE leases.expires_at <= $27 OR leases.owner = EXCLUDED.owner
-	RETURNING token), `
+		fence = `lease AS (` + takeLeaseSQL(`SELECT $1, $26, 1, $28 WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = $1)`, "$27") + `), `
 		guard = ` AND $17::bigint IS NOT NULL AND EXISTS (SELECT 1 FROM lease)`
 		token = `, (SELECT token FROM lease)`
 	case r.Fenced:
@@ -560,9 +534,13 @@ SELECT c` + token + ` FROM n, (SELECT count(*) FROM told) AS t`
 //
 // A statement of a request that takes its session's lease (reqs[k], when
 // reqs is given, has Acquire set) also returns the lease's token, which
-// tokens[k] holds: 0 when the lease was not taken.
+// tokens[k] holds: 0 when the lease was not taken. Without reqs, tokens is
+// nil.
 func readAppends(br pgx.BatchResults, runs []appendcheck.Run, reqs []*request) (written []bool, tokens []int64, err error) {
-	written, tokens = make([]bool, len(runs)), make([]int64, len(runs))
+	written = make([]bool, len(runs))
+	if reqs != nil {
+		tokens = make([]int64, len(runs))
+	}
 	moved := map[string]bool{}
 	for k, run := range runs {
 		var n int64
