@@ -144,7 +144,7 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, svc: cfg.Service, log: cfg.Logger, mux: http.NewServeMux(), ready: func() bool { return true }, tel: cfg.Telemetry}
+	s := &Server{cfg: cfg, svc: cfg.Service, log: cfg.Logger, mux: http.NewServeMux(), ready: func() bool { return true }, tel: cfg.Telemetry, enc: newEncodings()}
 	if s.tel == nil {
 		s.tel = telemetry.Metrics()
 	}

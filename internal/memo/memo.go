@@ -15,10 +15,11 @@ type Cache[V any] struct {
 	max int
 }
 
-// New returns a cache holding at most max values. When it is full, it
-// starts over empty: keys that keep changing (an MCP server's schemas,
-// say) cannot grow it without end, and the ones in use come back at
-// once.
+// New returns a cache holding at most max values. When it is full, a new
+// value takes the place of one picked at random: keys that keep changing
+// cannot grow it without end, and a set of keys in use a little larger
+// than max still mostly hits (emptying it, or dropping the oldest, would
+// miss every time for keys used round and round).
 func New[V any](max int) *Cache[V] {
 	return &Cache[V]{m: map[string]V{}, max: max}
 }
@@ -38,8 +39,11 @@ func (c *Cache[V]) Get(key string, build func() (V, error)) (V, error) {
 		return v, err
 	}
 	c.mu.Lock()
-	if len(c.m) >= c.max {
-		clear(c.m)
+	if _, ok := c.m[key]; !ok && len(c.m) >= c.max {
+		for k := range c.m { // Go starts a map's range at random
+			delete(c.m, k)
+			break
+		}
 	}
 	c.m[key] = v
 	c.mu.Unlock()

@@ -31,9 +31,26 @@ func TestCache(t *testing.T) {
 	if c.Len() != 3 {
 		t.Fatalf("len %d, want 3", c.Len())
 	}
-	get("dddd") // full: starts over
-	if c.Len() != 1 || get("dddd") != 4 {
+	get("dddd") // full: one value gives way
+	if c.Len() != 3 || get("dddd") != 4 {
 		t.Fatalf("a full cache holds %d", c.Len())
+	}
+}
+
+// Keys used round and round, a few more than the cache holds, still
+// mostly hit.
+func TestCacheRoundAndRound(t *testing.T) {
+	c := New[int](100)
+	made := 0
+	for range 50 {
+		for k := range 110 {
+			c.Get(strconv.Itoa(k), func() (int, error) { made++; return k, nil })
+		}
+	}
+	misses := float64(made) / (50 * 110)
+	t.Logf("%.0f %% missed", 100*misses)
+	if misses > 0.5 {
+		t.Fatalf("%.0f %% of the gets missed", 100*misses)
 	}
 }
 
