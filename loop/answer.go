@@ -12,6 +12,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/agentloop/agentloop/internal/ownstack"
+	"github.com/agentloop/agentloop/internal/schemaref"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -44,13 +45,6 @@ const ReasonInvalidAnswer StopReason = "invalid_answer"
 // with its final answer against the answer schema.
 const KindAnswerCorrection MessageKind = "answer_correction"
 
-// noLoader refuses every external document a schema refers to.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%s: answer schemas may not refer to other documents; put the definitions under $defs", url)
-}
-
 // CompileAnswerSchema checks an answer schema: a JSON object of at most
 // MaxAnswerSchemaBytes that compiles as a JSON Schema without loading
 // other documents.
@@ -67,7 +61,7 @@ func CompileAnswerSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 		return nil, fmt.Errorf("answer schema: not valid JSON: %v", err)
 	}
 	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
+	c.UseLoader(schemaref.Refused("answer schemas"))
 	const url = "agentloop://answer/schema.json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("answer schema: %v", err)

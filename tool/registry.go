@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentloop/agentloop/internal/memo"
 	"github.com/agentloop/agentloop/internal/ownstack"
+	"github.com/agentloop/agentloop/internal/schemaref"
 	"github.com/agentloop/agentloop/model"
 )
 
@@ -122,6 +123,7 @@ func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error)
 		return nil, fmt.Errorf("tool %q: schema is not valid JSON: %w", name, err)
 	}
 	c := jsonschema.NewCompiler()
+	c.UseLoader(schemaref.Refused("tool schemas"))
 	url := "tool://" + name + "/schema.json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("tool %q: schema: %w", name, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -163,5 +165,18 @@ func TestRegistriesShareCompiledSchemas(t *testing.T) {
 	}
 	if c := tool.MustRegistry(mk("count", loose, nil)); tool.SchemaOf(c, "count") == tool.SchemaOf(a, "count") {
 		t.Error("two schemas of one tool name share a compiled form")
+	}
+}
+
+// A tool's schema is compiled from its own text: one that refers to a
+// file on this machine is refused, not read.
+func TestSchemasLoadNoOtherDocument(t *testing.T) {
+	other := filepath.Join(t.TempDir(), "other.json")
+	if err := os.WriteFile(other, []byte(`{"type":"object"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tool.NewRegistry(mk("peek", `{"$ref":"file://`+other+`"}`, nil))
+	if err == nil || !strings.Contains(err.Error(), "may not refer to other documents") {
+		t.Fatalf("a schema referring to a file: %v", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentloop/agentloop/internal/schemaref"
 )
 
 const emptyObjectSchema = `{"type":"object","properties":{}}`
@@ -79,6 +81,7 @@ func compiles(m map[string]any) (json.RawMessage, error) {
 		return nil, err
 	}
 	c := jsonschema.NewCompiler()
+	c.UseLoader(schemaref.Refused("tool schemas"))
 	const url = "mcp://tool/schema.json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
