@@ -43,13 +43,14 @@ func Root() string {
 }
 
 // Stamp is the line a result opens with: the date, the commit (marked when
-// the tree had uncommitted changes), Go, the platform, the CPUs and the
-// load average.
+// the code had uncommitted changes: results rewritten since are not
+// changes to what was measured), Go, the platform, the CPUs and the load
+// average.
 func Stamp() string {
 	commit := "unknown commit"
 	if out, err := git("rev-parse", "--short", "HEAD"); err == nil {
 		commit = "commit " + out
-		if st, err := git("status", "--porcelain", "--untracked-files=no"); err == nil && st != "" {
+		if st, err := git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)bench/results"); err == nil && st != "" {
 			commit += " with uncommitted changes"
 		}
 	}
@@ -84,9 +85,6 @@ func cpuModel() string {
 // standard output only), with the title and the stamp written to both,
 // and the function that closes the file.
 func Create(out, title string) (io.Writer, func() error, error) {
-	// Stamped before the file is emptied: a result rewritten over the
-	// committed one is not a change to the code measured.
-	stamp := Stamp()
 	var w io.Writer = os.Stdout
 	closeFn := func() error { return nil }
 	if out != "-" {
@@ -99,6 +97,6 @@ func Create(out, title string) (io.Writer, func() error, error) {
 		}
 		w, closeFn = io.MultiWriter(os.Stdout, f), f.Close
 	}
-	fmt.Fprintf(w, "# %s\n\n%s\n\n", title, stamp)
+	fmt.Fprintf(w, "# %s\n\n%s\n\n", title, Stamp())
 	return w, closeFn, nil
 }
