@@ -16,6 +16,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,13 +25,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentloop/agentloop/assemble"
+	"github.com/agentloop/agentloop/bench/internal/profile"
 	benchresult "github.com/agentloop/agentloop/bench/internal/result"
 	"github.com/agentloop/agentloop/model/price"
 	"github.com/agentloop/agentloop/server"
@@ -51,25 +52,19 @@ func main() {
 	outPath := flag.String("out", benchresult.Path("api"), "where the result goes (overwritten); - for standard output only")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "apibench:", err)
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
-	}
-	w, closeOut, err := benchresult.Create(*outPath, "The HTTP API under load")
+	stopProfile, err := profile.StartCPU(*cpuProfile)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "apibench:", err)
 		os.Exit(1)
 	}
-	defer closeOut()
-	stdout = w
-	if err := run(*watchers, *sessions, *steps, *delay, *concurrent); err != nil {
+	w, closeOut, err := benchresult.Create(*outPath, "The HTTP API under load")
+	if err == nil {
+		stdout = w
+		err = run(*watchers, *sessions, *steps, *delay, *concurrent)
+		err = errors.Join(err, closeOut())
+	}
+	// Stopped before any exit: a profile left running is cut short.
+	if err = errors.Join(err, stopProfile()); err != nil {
 		fmt.Fprintln(os.Stderr, "apibench:", err)
 		os.Exit(1)
 	}

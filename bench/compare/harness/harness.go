@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/bench/compare/workload"
+	"github.com/agentloop/agentloop/bench/internal/profile"
 )
 
 // Env is what a contender is given to build its runtime.
@@ -540,22 +541,13 @@ func procStatus(field string) (int64, error) {
 }
 
 func startProfile(o options) (stop func() error, err error) {
-	var cpuFile *os.File
-	if o.cpuprofile != "" {
-		if cpuFile, err = os.Create(o.cpuprofile); err != nil {
-			return nil, err
-		}
-		if err := pprof.StartCPUProfile(cpuFile); err != nil {
-			cpuFile.Close()
-			return nil, err
-		}
+	stopCPU, err := profile.StartCPU(o.cpuprofile)
+	if err != nil {
+		return nil, err
 	}
 	return func() error {
-		if cpuFile != nil {
-			pprof.StopCPUProfile()
-			if err := cpuFile.Close(); err != nil {
-				return err
-			}
+		if err := stopCPU(); err != nil {
+			return err
 		}
 		if o.memprofile != "" {
 			f, err := os.Create(o.memprofile)
