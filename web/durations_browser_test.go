@@ -15,13 +15,14 @@ import (
 
 // durText is what the page shows for a duration (app.js fmtDur, fmtSpan).
 func durText(d time.Duration) string {
-	if ms := float64(d) / 1e6; ms < 1000 {
-		return fmt.Sprintf("%d ms", int(math.Round(ms)))
+	if ms := math.Round(float64(d) / 1e6); ms < 1000 {
+		return fmt.Sprintf("%d ms", int(ms))
 	}
-	if d < time.Minute {
-		return fmt.Sprintf("%.1f s", d.Seconds())
+	if secs := math.Round(d.Seconds()*10) / 10; secs < 60 {
+		return fmt.Sprintf("%.1f s", secs)
 	}
-	return fmt.Sprintf("%d min %d s", int(d/time.Minute), int(math.Round((d % time.Minute).Seconds())))
+	whole := int(math.Round(d.Seconds()))
+	return fmt.Sprintf("%d min %d s", whole/60, whole%60)
 }
 
 // The API writes durations as strings of seconds ("0.612s"); the session
@@ -93,13 +94,13 @@ func TestPageShowsStepAndCallDurations(t *testing.T) {
 	// The one reader every page uses: the wire form, and an older
 	// server's nanoseconds, are the same seconds.
 	got, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](fmt.Sprintf(
-		`JSON.stringify([durSecs(%q), durSecs(%d), durSecs("0s"), durSecs(undefined), fmtDur("0s"), fmtDur(1500000000), fmtDur("2.25s")])`,
+		`JSON.stringify([durSecs(%q), durSecs(%d), durSecs("0s"), durSecs(undefined), fmtDur("0s"), fmtDur(1500000000), fmtDur("2.25s"), fmtSpan(999.7), fmtSpan(59960), fmtSpan(119600)])`,
 		st.Duration, int64(parse(st.Duration)))))
 	if err != nil {
 		b.fail(err)
 	}
 	var seen []any
-	if err := json.Unmarshal([]byte(got), &seen); err != nil || len(seen) != 7 {
+	if err := json.Unmarshal([]byte(got), &seen); err != nil || len(seen) != 10 {
 		t.Fatalf("%v: %s", err, got)
 	}
 	secs := parse(st.Duration).Seconds()
@@ -110,5 +111,9 @@ func TestPageShowsStepAndCallDurations(t *testing.T) {
 	}
 	if seen[4] != "" || seen[5] != "1.5 s" || seen[6] != "2.3 s" {
 		t.Errorf("fmtDur: %s", got)
+	}
+	// Rounded before the form is picked: no "1000 ms", no "60 s".
+	if seen[7] != "1.0 s" || seen[8] != "1 min 0 s" || seen[9] != "2 min 0 s" {
+		t.Errorf("fmtSpan at the edges: %s", got)
 	}
 }

@@ -125,10 +125,14 @@ function durSecs(d) {
 }
 // fmtSpan shows a span of ms as "350 ms", "1.5 s" (with digits decimals)
 // or "2 min 5 s": the one form the session, trace and compare pages use.
+// It rounds first and picks the form after, so 999.7 ms is "1.0 s" and
+// 119.6 s is "2 min 0 s", never "1000 ms" or "1 min 60 s".
 function fmtSpan(ms, digits = 1) {
-  if (ms < 1000) return Math.round(ms) + " ms";
-  if (ms < 60000) return (ms / 1000).toFixed(digits) + " s";
-  return Math.floor(ms / 60000) + " min " + Math.round(ms % 60000 / 1000) + " s";
+  if (Math.round(ms) < 1000) return Math.round(ms) + " ms";
+  const secs = (ms / 1000).toFixed(digits);
+  if (Number(secs) < 60) return secs + " s";
+  const whole = Math.round(ms / 1000);
+  return Math.floor(whole / 60) + " min " + whole % 60 + " s";
 }
 // fmtDur shows an API duration, or "" when it is zero or missing.
 function fmtDur(d) { const ms = durSecs(d) * 1000; return ms ? fmtSpan(ms) : ""; }
