@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/agentloop/agentloop/api"
-	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/service"
 )
@@ -32,8 +31,7 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 	c := callerOf(r.Context())
 	fr := service.ForkRequest{At: req.At, Message: req.Message, ID: loop.RandomID(), Prepare: s.giveTreeToCommands}
 	if req.Model != "" {
-		d := assemble.StartDefaults{Model: s.cfg.Defaults.Model, AllowFiles: s.cfg.Defaults.AllowScripts}
-		spec, err := d.RequestedModel("", req.Model)
+		spec, err := s.startDefaults().RequestedModel("", req.Model)
 		if err != nil {
 			s.fail(w, r, err)
 			return

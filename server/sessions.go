@@ -35,14 +35,21 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	s.start(w, r, req)
 }
 
+// startDefaults is what a session a request starts (or forks) gets from
+// this server unless the request says otherwise, and which models a
+// request may name.
+func (s *Server) startDefaults() assemble.StartDefaults {
+	d := s.cfg.Defaults
+	notifyURLs, notifyPrivate := s.notifyDefaults()
+	return assemble.StartDefaults{Model: d.Model, FallbackModels: d.FallbackModels, Endpoint: d.Endpoint, Profile: d.Profile, Approval: d.Approval,
+		MaxIterations: d.MaxIterations, AllowFiles: d.AllowScripts, NotifyURLs: notifyURLs, NotifyPrivate: notifyPrivate, Profiles: s.profiles()}
+}
+
 // start starts the session a request asks for, as the caller of r: the
 // one path from a start request to a running session.
 func (s *Server) start(w http.ResponseWriter, r *http.Request, req api.StartRequest) {
 	c := callerOf(r.Context())
-	d := s.cfg.Defaults
-	notifyURLs, notifyPrivate := s.notifyDefaults()
-	task, err := assemble.StartDefaults{Model: d.Model, FallbackModels: d.FallbackModels, Endpoint: d.Endpoint, Profile: d.Profile, Approval: d.Approval,
-		MaxIterations: d.MaxIterations, AllowFiles: d.AllowScripts, NotifyURLs: notifyURLs, NotifyPrivate: notifyPrivate, Profiles: s.profiles()}.Task(req, s.mayRunUnasked(r, c))
+	task, err := s.startDefaults().Task(req, s.mayRunUnasked(r, c))
 	if err != nil {
 		s.fail(w, r, err)
 		return
