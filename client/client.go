@@ -132,6 +132,8 @@ type Filter struct {
 	ForkedFrom string
 	// Labels keeps sessions that have every one of these labels.
 	Labels map[string]string
+	// Unfinished keeps only sessions that have not ended.
+	Unfinished bool
 	// Limit is the most sessions returned (0: the server's default).
 	Limit int
 }
@@ -147,6 +149,9 @@ func (c *Client) Sessions(ctx context.Context, f Filter) ([]api.Summary, error) 
 	}
 	for k, v := range f.Labels {
 		q.Add("label", k+"="+v)
+	}
+	if f.Unfinished {
+		q.Set("unfinished", "true")
 	}
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))

@@ -406,6 +406,10 @@ func TestOpenAPIResponsesMatchTheSpec(t *testing.T) {
 	}
 	call("GET /v1/sessions", "/v1/sessions?status=completed&label=team%3Ddocs", "", "", 200)
 	call("GET /v1/sessions", "/v1/sessions?limit=0", "", "", 400)
+	if out := call("GET /v1/sessions", "/v1/sessions?unfinished=true&status=completed", "", "", 200); strings.Contains(out, `"status":"completed"`) {
+		t.Errorf("unfinished sessions listed a completed one: %s", out)
+	}
+	call("GET /v1/sessions", "/v1/sessions?unfinished=maybe", "", "", 400)
 	s.checkSummaries(a)
 	call("DELETE /v1/sessions/{id}", "/v1/sessions/"+ctl, "", "", 204)
 	call(opGet, "/v1/sessions/"+ctl, "", "", 404)

@@ -211,6 +211,14 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		}
 		f.ForkedFrom = from
 	}
+	switch q.Get("unfinished") {
+	case "", "false":
+	case "true":
+		f.Unfinished = true
+	default:
+		problem(w, http.StatusBadRequest, fmt.Sprintf("unfinished %q: give true or false", q.Get("unfinished")))
+		return
+	}
 	if ws := q.Get("workspace"); ws != "" {
 		if root := s.cfg.Defaults.Workspaces; root != "" && !filepath.IsAbs(ws) {
 			ws = filepath.Join(tenantRoot(root, callerOf(r.Context()).Tenant), ws)

@@ -224,7 +224,7 @@ func TestForkOnTheServer(t *testing.T) {
 			t.Fatalf("sessions list --forked-from %v: %d\n%s\n%s", where, code, out, errOut)
 		}
 		// The other filters hold with it, against the server as here.
-		for _, filter := range [][]string{{"--status", "failed"}, {"--unfinished"}, {"--label", "team=none"}} {
+		for _, filter := range [][]string{{"--status", "failed"}, {"--unfinished"}, {"--status", "completed", "--unfinished"}, {"--label", "team=none"}} {
 			out, errOut, code := c.run("", append(append([]string{"sessions", "list", "--forked-from", id}, filter...), where...)...)
 			if code != 0 || strings.Contains(out, forkA.ID) || strings.Contains(out, forkB.ID) || !strings.Contains(errOut, "no session was forked from "+id) {
 				t.Fatalf("sessions list --forked-from %s %v: %d\n%s\n%s", filter, where, code, out, errOut)

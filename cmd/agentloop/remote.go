@@ -171,19 +171,14 @@ func sessionsRemote(url, sub string, args []string, stdout, stderr io.Writer) in
 	switch sub {
 	case "list":
 		// The same filters as the local list, all of them at once.
-		f := client.Filter{Limit: *limit, ForkedFrom: *forkedFrom, Labels: labels}
+		f := client.Filter{Limit: *limit, ForkedFrom: *forkedFrom, Labels: labels, Unfinished: *unfinished}
 		if *status != "" {
 			st, err := loop.ParseStatus(*status)
 			if err != nil {
 				fmt.Fprintf(stderr, "agentloop sessions list: %v\n", err)
 				return exitUsage
 			}
-			if *unfinished && st.Finished() {
-				return printList(nil, *jsonOut, stdout, stderr) // no session is both
-			}
 			f.Status = []string{string(st)}
-		} else if *unfinished {
-			f.Status = []string{string(loop.StatusRunning), string(loop.StatusPaused), string(loop.StatusWaiting)}
 		}
 		list, err := c.Sessions(ctx, f)
 		if err != nil {

@@ -2101,6 +2101,8 @@ export interface operations {
                 workspace?: string;
                 /** @description Only the sessions forked from this one (its direct forks): the fork tree's next level */
                 forked_from?: string;
+                /** @description true: only sessions that have not ended (running, paused or waiting); with status, those of its statuses that have not ended */
+                unfinished?: boolean;
             };
             header?: never;
             path?: never;
