@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/internal/eventbatch"
 )
 
 // A schema 10 database's forks (recorded before the summary had the
@@ -38,7 +39,7 @@ func TestMigrationFindsForksRecordedBefore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b = appendFrame(b, string(e.Type), e.Version, encodeTime(e.Time), data)
+			b = eventbatch.AppendFrame(b, string(e.Type), e.Version, encodeTime(e.Time), data)
 		}
 		if _, err := db.Exec(`INSERT INTO sessions (id, task, model, status, reason, iteration, tokens, cost_usd, created_at, updated_at, last_seq) VALUES (?, 't', 'm', 'running', '', 0, 0, 0, ?, 0, 2)`,
 			s.id, encodeTime(events[0].Time)); err != nil {

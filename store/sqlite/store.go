@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -31,6 +30,7 @@ import (
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/internal/appendq"
+	"github.com/agentloop/agentloop/store/internal/eventbatch"
 )
 
 // Store is a SQLite-backed store.Store. It is safe for concurrent use.
@@ -445,28 +445,8 @@ func (s *Store) LoadAfter(ctx context.Context, sessionID string, after int64) ([
 		if err := rows.Scan(&first, &last, &batch); err != nil {
 			return nil, s.readErr(fmt.Sprintf("load session %s", sessionID), err)
 		}
-		b := []byte(batch)
-		for seq := first; seq <= last; seq++ {
-			f, rest, err := nextFrame(b)
-			if err != nil {
-				return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d: %w", s.path, sessionID, seq, err)
-			}
-			b = rest
-			if seq <= after {
-				continue
-			}
-			if want := after + int64(len(events)) + 1; seq != want {
-				return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d where %d was expected", s.path, sessionID, seq, want)
-			}
-			// DecodeEvent copies what it keeps, so the batch may be reused.
-			e, err := loop.DecodeEvent(sessionID, seq, loop.EventType(f.typ), f.version, decodeTime(f.at), f.payload)
-			if err != nil {
-				return nil, fmt.Errorf("sqlite store %s: %w", s.path, err)
-			}
-			events = append(events, e)
-		}
-		if len(b) != 0 {
-			return nil, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: events %d–%d hold more than %d events", s.path, sessionID, first, last, last-first+1)
+		if events, err = eventbatch.Decode(events, sessionID, after, first, last, batch); err != nil {
+			return nil, fmt.Errorf("sqlite store %s: %w", s.path, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -649,23 +629,11 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-// Times are stored as Unix nanoseconds; the zero time.Time, which has no
-// such representation, as zeroTime. appendcheck refuses times out of range.
-const zeroTime = math.MinInt64
+// Times are stored as Unix nanoseconds, as in a batch's frames
+// (eventbatch.UnixNano).
+func encodeTime(t time.Time) int64 { return eventbatch.UnixNano(t) }
 
-func encodeTime(t time.Time) int64 {
-	if t.IsZero() {
-		return zeroTime
-	}
-	return t.UnixNano()
-}
-
-func decodeTime(n int64) time.Time {
-	if n == zeroTime {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
+func decodeTime(n int64) time.Time { return eventbatch.Time(n) }
 
 // encodeLabels stores labels as a JSON object, "" for none.
 func encodeLabels(l map[string]string) string {

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/internal/appendcheck"
+	"github.com/agentloop/agentloop/store/internal/eventbatch"
 )
 
 // run is the writer goroutine. It writes appends as they come, into a
@@ -536,7 +536,7 @@ func (w *writer) alreadyStored(ctx context.Context, run appendcheck.Run, data []
 		return false, fmt.Errorf("sqlite store %s: session %s: read events: %w", w.path, run.SessionID, err)
 	}
 	defer rows.Close()
-	n := 0
+	retried := eventbatch.Retried{Events: run.Events, Payloads: data, At: encodeTime}
 	for rows.Next() {
 		var (
 			first, lastSeq int64
@@ -545,22 +545,11 @@ func (w *writer) alreadyStored(ctx context.Context, run appendcheck.Run, data []
 		if err := rows.Scan(&first, &lastSeq, &b); err != nil {
 			return false, fmt.Errorf("sqlite store %s: session %s: read events: %w", w.path, run.SessionID, err)
 		}
-		for seq := first; seq <= lastSeq; seq++ {
-			var f frame
-			if f, b, err = nextFrame(b); err != nil {
-				return false, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: event %d: %w", w.path, run.SessionID, seq, err)
-			}
-			if seq < run.First || seq > run.Last {
-				continue
-			}
-			e := run.Events[n]
-			if seq != e.Seq || string(f.typ) != string(e.Type) || f.version != e.Version || f.at != encodeTime(e.Time) || !bytes.Equal(f.payload, data[n]) {
-				return false, nil
-			}
-			n++
+		if err := retried.Batch(first, lastSeq, b); err != nil {
+			return false, fmt.Errorf("sqlite store %s: session %s: stored log is corrupt: %w", w.path, run.SessionID, err)
 		}
 	}
-	return n == len(run.Events), rows.Err()
+	return retried.Same(), rows.Err()
 }
 
 // overlappingBatchesSQL reads the batches holding a range of a session's
@@ -606,7 +595,7 @@ func (w *writer) insert(ctx context.Context, run appendcheck.Run, data [][]byte,
 	}
 	b := w.batch[:0]
 	for j, e := range run.Events {
-		b = appendFrame(b, string(e.Type), e.Version, encodeTime(e.Time), data[j])
+		b = eventbatch.AppendFrame(b, string(e.Type), e.Version, encodeTime(e.Time), data[j])
 	}
 	w.batch = b
 	if cap(b) > 1<<20 {
