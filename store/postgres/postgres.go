@@ -2,8 +2,10 @@
 // PostgreSQL database (pgx v5). It keeps the same contract as store/sqlite
 // and passes the same conformance suite:
 //
-//   - one append-only events table keyed (tenant, session, seq), with the
-//     session's summary row updated in the same transaction;
+//   - an append-only log of batches, one row per append holding its
+//     events (first_seq..last_seq, framed as store/internal/eventbatch
+//     says), with the session's summary row updated in the same
+//     transaction;
 //   - appends from every session of this process are group-committed by one
 //     writer goroutine, many per transaction — in the common case (each
 //     append continues a log where this writer left it, or begins one) the
@@ -17,9 +19,11 @@
 //     watchers in every server learn of every session's progress; payloads
 //     are read from the table.
 //
-// Payloads are stored as PostgreSQL json (the exact text), not jsonb: jsonb
+// Payloads are stored as the exact bytes written, not as jsonb: jsonb
 // rewrites key order and spacing, and a tool call's arguments must come
-// back byte for byte (approvals hash them).
+// back byte for byte (approvals hash them). A batch reads as text, one
+// event per two lines: SELECT convert_from(events, 'UTF8') FROM
+// event_batches.
 package postgres
 
 import (
@@ -40,6 +44,7 @@ import (
 
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/store"
+	"github.com/agentloop/agentloop/store/internal/eventbatch"
 )
 
 // Store is a PostgreSQL-backed store.Store, safe for concurrent use by
@@ -192,31 +197,23 @@ func (s *Store) LoadAfter(ctx context.Context, id string, after int64) ([]loop.E
 		return nil, err
 	}
 	after = max(after, 0)
-	rows, err := s.pool.Query(ctx, `SELECT seq, type, version, time, data FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq`, id, after)
+	rows, err := s.pool.Query(ctx, `SELECT first_seq, last_seq, events FROM event_batches WHERE session_id = $1 AND last_seq > $2 ORDER BY last_seq`, id, after)
 	if err != nil {
 		return nil, s.readErr("load session "+id, err)
 	}
 	defer rows.Close()
 	var (
-		events  []loop.Event
-		seq     int64
-		typ     string
-		version int
-		at      time.Time
-		data    []byte
+		events      []loop.Event
+		first, last int64
+		batch       []byte
 	)
 	for rows.Next() {
-		if err := rows.Scan(&seq, &typ, &version, &at, &data); err != nil {
+		if err := rows.Scan(&first, &last, &batch); err != nil {
 			return nil, s.readErr("load session "+id, err)
 		}
-		if want := after + int64(len(events)) + 1; seq != want {
-			return nil, s.errf("session %s: stored log is corrupt: event %d where %d was expected", id, seq, want)
-		}
-		e, err := loop.DecodeEvent(id, seq, loop.EventType(typ), version, decodeTime(at), data)
-		if err != nil {
+		if events, err = eventbatch.Decode(events, id, after, first, last, batch); err != nil {
 			return nil, s.errf("%w", err)
 		}
-		events = append(events, e)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.readErr("load session "+id, err)
@@ -346,7 +343,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("session %s: %w", id, store.ErrNotFound)
 		}
-		for _, q := range []string{`DELETE FROM events WHERE session_id = $1`, `UPDATE leases SET expires_at = 'epoch' WHERE session_id = $1`, `DELETE FROM controls WHERE session_id = $1`} {
+		for _, q := range []string{`DELETE FROM event_batches WHERE session_id = $1`, `UPDATE leases SET expires_at = 'epoch' WHERE session_id = $1`, `DELETE FROM controls WHERE session_id = $1`} {
 			if _, err := tx.Exec(ctx, q, id); err != nil {
 				return s.errf("delete session %s: %w", id, err)
 			}
@@ -380,6 +377,11 @@ func (s *Store) Close() error {
 // Times: PostgreSQL keeps microseconds. The zero time.Time is stored as
 // year 1, which PostgreSQL represents; everything read is UTC.
 func encodeTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// frameTime is an event's time as its batch keeps it: Unix nanoseconds of
+// the microsecond PostgreSQL keeps the summary's times to, so that an
+// event and the summary it made agree.
+func frameTime(t time.Time) int64 { return eventbatch.UnixNano(encodeTime(t)) }
 
 func decodeTime(t time.Time) time.Time {
 	if t.Year() == 1 && t.Equal(time.Time{}) {

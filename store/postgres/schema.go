@@ -110,10 +110,33 @@ FROM events e
 WHERE e.session_id = sessions.id AND e.tenant = sessions.tenant AND e.seq = 1 AND e.type = 'session.started'
 	AND e.data->'forked_from'->>'id' IS NOT NULL;
 `,
+	// 3: one row per append to a session instead of one per event, in
+	// the frames the SQLite store uses (store/internal/eventbatch): an
+	// append writes one row and one index entry, not a row and two index
+	// entries for each of its events. Existing events become one-event
+	// batches; their times, kept to the microsecond, become Unix
+	// nanoseconds (the zero time, which has none, the smallest bigint).
+	`
+CREATE TABLE event_batches (
+	session_id TEXT   NOT NULL,
+	first_seq  BIGINT NOT NULL,
+	last_seq   BIGINT NOT NULL,
+	events     BYTEA  NOT NULL,
+	PRIMARY KEY (session_id, last_seq)
+);
+INSERT INTO event_batches (session_id, first_seq, last_seq, events)
+	SELECT session_id, seq, seq, convert_to(
+		type || ' ' || version || ' ' ||
+		CASE WHEN time = '0001-01-01 00:00:00+00' THEN '-9223372036854775808'
+			ELSE ((EXTRACT(EPOCH FROM time) * 1000000)::bigint * 1000)::text END || ' ' ||
+		octet_length(convert_to(data::text, 'UTF8')) || E'\n' || data::text || E'\n', 'UTF8')
+	FROM events;
+DROP TABLE events;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrationLock is the advisory lock that keeps two servers starting at
 // once from migrating together.

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/internal/appendcheck"
 	"github.com/agentloop/agentloop/store/internal/appendq"
+	"github.com/agentloop/agentloop/store/internal/eventbatch"
 )
 
 // request is one Append waiting for the writer.
@@ -470,10 +470,13 @@ func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte,
 	if len(sum.Labels) > 0 {
 		labels, _ = json.Marshal(sum.Labels)
 	}
-	n := len(run.Events)
-	seqs, types, versions, times, payloads := make([]int64, n), make([]string, n), make([]int32, n), make([]time.Time, n), make([]string, n)
+	size := 0
 	for j, e := range run.Events {
-		seqs[j], types[j], versions[j], times[j], payloads[j] = e.Seq, string(e.Type), int32(e.Version), encodeTime(e.Time), string(data[j])
+		size += len(e.Type) + len(data[j]) + 48
+	}
+	batch := make([]byte, 0, size)
+	for j, e := range run.Events {
+		batch = eventbatch.AppendFrame(batch, string(e.Type), e.Version, frameTime(e.Time), data[j])
 	}
 	told, _ := json.Marshal(notice{Origin: w.s.origin, Tenant: sum.Tenant, ID: run.SessionID, Seq: run.Last})
 	forkedFromID, forkedAt := "", 0
@@ -482,7 +485,7 @@ func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte,
 	}
 	args = []any{run.SessionID, sum.Tenant, sum.Task, sum.Model, string(sum.Status), string(sum.Reason), sum.Iteration, sum.MaxIterations,
 		sum.Tokens, sum.CostUSD, encodeTime(sum.CreatedAt), encodeTime(sum.UpdatedAt), sum.LastSeq, sum.Workspace, string(labels),
-		prev, r.Token, seqs, types, versions, times, payloads, string(told), forkedFromID, forkedAt}
+		prev, r.Token, run.First, run.Last, batch, len(run.Events), string(told), forkedFromID, forkedAt}
 	fence, guard, token := "", "", ""
 	switch {
 	case takeLease && prev == 0:
@@ -496,7 +499,7 @@ func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte,
 		a := r.Acquire
 		now := w.s.leaseTimes(a)
 		args = append(args, a.Owner, now, a.Expires)
-		fence = `lease AS (` + takeLeaseSQL(`SELECT $1, $26, 1, $28 WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = $1)`, "$27") + `), `
+		fence = `lease AS (` + takeLeaseSQL(`SELECT $1, $25, 1, $27 WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = $1)`, "$26") + `), `
 		guard = ` AND $17::bigint IS NOT NULL AND EXISTS (SELECT 1 FROM lease)`
 		token = `, (SELECT token FROM lease)`
 	case r.Fenced:
@@ -508,20 +511,20 @@ func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte,
 	var up string
 	if prev == 0 {
 		up = `INSERT INTO sessions (id, ` + summaryCols + `)
-	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb, $24, $25 WHERE $16::bigint = 0` + guard + `
+	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb, $23, $24 WHERE $16::bigint = 0` + guard + `
 	ON CONFLICT (id) DO NOTHING RETURNING id`
 	} else {
 		up = `UPDATE sessions SET tenant = $2, task = $3, model = $4, status = $5, reason = $6, iteration = $7, max_iterations = $8,
 	tokens = $9, cost_usd = $10, created_at = $11, updated_at = $12, last_seq = $13, workspace = $14, labels = $15::jsonb,
-	forked_from = $24, forked_at = $25
+	forked_from = $23, forked_at = $24
 	WHERE id = $1 AND last_seq = $16` + guard + ` RETURNING id`
 	}
 	q = `WITH ` + fence + `up AS (` + up + `),
-ins AS (INSERT INTO events (tenant, session_id, seq, type, version, time, data)
-	SELECT $2, $1, s, t, v, tm, d::json FROM up, unnest($18::bigint[], $19::text[], $20::int[], $21::timestamptz[], $22::text[]) AS u(s, t, v, tm, d)
+ins AS (INSERT INTO event_batches (session_id, first_seq, last_seq, events)
+	SELECT $1, $18, $19, $20 FROM up
 	RETURNING 1),
-n AS (SELECT count(*) AS c FROM ins),
-told AS (SELECT pg_notify('` + channel + `', $23) FROM n WHERE c > 0)
+n AS (SELECT count(*) * $21::integer AS c FROM ins),
+told AS (SELECT pg_notify('` + channel + `', $22) FROM n WHERE c > 0)
 SELECT c` + token + ` FROM n, (SELECT count(*) FROM told) AS t`
 	return q, args, sum
 }
@@ -685,30 +688,25 @@ func (w *writer) alreadyStored(ctx context.Context, tx pgx.Tx, run appendcheck.R
 	if run.First < 1 || run.Last > last {
 		return false, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT seq, type, version, time, data FROM events WHERE session_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq`, run.SessionID, run.First, run.Last)
+	rows, err := tx.Query(ctx, `SELECT first_seq, last_seq, events FROM event_batches WHERE session_id = $1 AND last_seq >= $2 AND first_seq <= $3 ORDER BY last_seq`, run.SessionID, run.First, run.Last)
 	if err != nil {
 		return false, w.s.errf("session %s: read events: %w", run.SessionID, err)
 	}
 	defer rows.Close()
-	n := 0
+	retried := eventbatch.Retried{Events: run.Events, Payloads: data, At: frameTime}
 	for rows.Next() {
 		var (
-			seq     int64
-			typ     string
-			version int
-			at      time.Time
-			stored  []byte
+			first, lastSeq int64
+			b              []byte
 		)
-		if err := rows.Scan(&seq, &typ, &version, &at, &stored); err != nil {
+		if err := rows.Scan(&first, &lastSeq, &b); err != nil {
 			return false, w.s.errf("session %s: read events: %w", run.SessionID, err)
 		}
-		e := run.Events[n]
-		if seq != e.Seq || typ != string(e.Type) || version != e.Version || !at.Equal(encodeTime(e.Time)) || !bytes.Equal(stored, data[n]) {
-			return false, nil
+		if err := retried.Batch(first, lastSeq, b); err != nil {
+			return false, w.s.errf("session %s: stored log is corrupt: %w", run.SessionID, err)
 		}
-		n++
 	}
-	return n == len(run.Events), rows.Err()
+	return retried.Same(), rows.Err()
 }
 
 // insert writes one run with appendStatement, on its own, updating sum.
