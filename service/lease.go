@@ -24,6 +24,11 @@ type fencedLog struct {
 	// taking are the sessions whose first append takes their lease, by
 	// ID.
 	taking map[string]takeLease
+	// starting are the sessions whose first append, taking their lease,
+	// commits behind their first steps (AppendAsync), by ID: closed once
+	// its outcome is known and reported. Their later appends wait for it,
+	// as they need its token and must follow it.
+	starting map[string]chan struct{}
 }
 
 // takeLease is the lease a session's first append takes.
@@ -33,7 +38,7 @@ type takeLease struct {
 }
 
 func newFencedLog(st store.Store) *fencedLog {
-	return &fencedLog{st: st, leases: map[string]store.Lease{}, taking: map[string]takeLease{}}
+	return &fencedLog{st: st, leases: map[string]store.Lease{}, taking: map[string]takeLease{}, starting: map[string]chan struct{}{}}
 }
 
 // startTaking makes the next append of session id take its lease for
@@ -91,11 +96,55 @@ type fencedAsyncAppender interface {
 	AppendFencedAsync(ctx context.Context, token int64, events []loop.Event, done func(error))
 }
 
+// token returns the token of session id's lease, once a start taking it
+// behind the session's first steps has reported.
 func (l *fencedLog) token(id string) (int64, bool) {
+	l.mu.Lock()
+	started := l.starting[id]
+	l.mu.Unlock()
+	if started != nil {
+		<-started
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	le, ok := l.leases[id]
 	return le.Token, ok
+}
+
+// takeBehind appends a starting session's events taking its lease, as
+// appendTaking does, but on a goroutine of its own: the session's first
+// model call overlaps the commit rather than waiting for it (its start is
+// still durable before the service says it exists: Runner.Start waits for
+// this outcome). taken reports that the session was starting.
+func (l *fencedLog) takeBehind(ctx context.Context, events []loop.Event, done func(error)) (taken bool) {
+	id := events[0].SessionID
+	l.mu.Lock()
+	t, ok := l.taking[id]
+	started := make(chan struct{})
+	if ok {
+		delete(l.taking, id)
+		l.starting[id] = started
+	}
+	l.mu.Unlock()
+	if !ok {
+		return false
+	}
+	go func() {
+		le, err := l.st.(store.LeaseStarter).AppendAcquiring(ctx, t.owner, t.ttl, events...)
+		l.mu.Lock()
+		if err == nil {
+			l.leases[id] = le
+		}
+		l.mu.Unlock()
+		// Reported before later appends may go: outcomes are reported in
+		// the order the appends were handed over.
+		done(err)
+		l.mu.Lock()
+		delete(l.starting, id)
+		l.mu.Unlock()
+		close(started)
+	}()
+	return true
 }
 
 // Append appends a session's events under its lease; a session without a
@@ -127,8 +176,7 @@ func (l asyncFencedLog) AppendAsync(ctx context.Context, events []loop.Event, do
 	}
 	tok, ok := l.token(events[0].SessionID)
 	if !ok {
-		if taken, err := l.appendTaking(ctx, events); taken {
-			done(err)
+		if l.takeBehind(ctx, events, done) {
 			return
 		}
 		done(errNotOwned(events[0].SessionID))
