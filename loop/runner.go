@@ -219,7 +219,11 @@ var ErrFinished = errors.New("session has ended")
 // cannot be saved then stops the session before Start reports it.
 func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
 	overlap := task.FreshID && task.ID != ""
-	s, err := r.create(ctx, &task, !overlap)
+	how := startDurable
+	if overlap {
+		how = startHandedOver
+	}
+	s, err := r.create(ctx, &task, how)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +257,11 @@ func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
 	// Nobody learns of the session before it stops, so its start need
 	// not be durable before its first step — unless the caller chose its
 	// ID, which may be taken: that is refused before any model call.
-	s, err := r.create(ctx, &task, task.ID != "")
+	how := startWithFirstStep
+	if task.ID != "" {
+		how = startDurable
+	}
+	s, err := r.create(ctx, &task, how)
 	if err != nil {
 		return nil, err
 	}
@@ -261,9 +269,22 @@ func (r *Runner) Run(ctx context.Context, task Task) (*State, error) {
 	return s.state, s.err
 }
 
-// create records session.started (and a gate's first events): durably
-// before it returns, or else committing behind the session's first step.
-func (r *Runner) create(ctx context.Context, task *Task, durable bool) (*Session, error) {
+// startCommit is how create commits a new session's start.
+type startCommit int
+
+const (
+	// startDurable: before create returns.
+	startDurable startCommit = iota
+	// startWithFirstStep: with the first model call's commit, or
+	// commitGrace later (Run).
+	startWithFirstStep
+	// startHandedOver: the caller hands it over at once and watches its
+	// outcome (Start, handOverWatched).
+	startHandedOver
+)
+
+// create records session.started (and a gate's first events) as how says.
+func (r *Runner) create(ctx context.Context, task *Task, how startCommit) (*Session, error) {
 	if len(task.Messages) > 0 {
 		if err := checkMessages(task.Messages); err != nil {
 			return nil, err
@@ -346,18 +367,22 @@ func (r *Runner) create(ctx context.Context, task *Task, durable bool) (*Session
 			s.emit(p)
 		}
 	}
-	if durable {
+	switch how {
+	case startDurable:
 		if err := s.flush(ctx); err != nil {
 			r.release(s)
 			return nil, err
 		}
-		return s, nil
-	}
-	// The start travels with the first model call's commit (Run), or is
-	// handed over by the caller (Start).
-	if err := s.flushBehind(ctx, true); err != nil {
-		r.release(s)
-		return nil, err
+	case startWithFirstStep:
+		if err := s.flushBehind(ctx, true); err != nil {
+			r.release(s)
+			return nil, err
+		}
+	case startHandedOver:
+		// No timer may hand the start over first: the caller's watch
+		// would then see an empty buffer and report a start not yet
+		// durable (or failed) as saved.
+		s.commitsFor(ctx)
 	}
 	return s, nil
 }

@@ -154,7 +154,7 @@ func (r *Runner) recorded(s *Session, err error) (*State, error) {
 // Create records a new session (durably) without running it: a stepwise
 // driver takes its steps.
 func (r *Runner) Create(ctx context.Context, task Task) (*State, error) {
-	s, err := r.create(ctx, &task, true)
+	s, err := r.create(ctx, &task, startDurable)
 	if err != nil {
 		return nil, err
 	}

@@ -97,7 +97,9 @@ type fencedAsyncAppender interface {
 }
 
 // token returns the token of session id's lease, once a start taking it
-// behind the session's first steps has reported.
+// behind the session's first steps has reported. Until then it blocks:
+// an AppendAsync of that session's next events waits for one commit, its
+// start's, rather than returning at once as AsyncLog describes.
 func (l *fencedLog) token(id string) (int64, bool) {
 	l.mu.Lock()
 	started := l.starting[id]

@@ -141,7 +141,7 @@ func TestFullDiskStopsCleanlyAndResumes(t *testing.T) {
 }
 
 // corruptPayload replaces the payload of event seq of a session in the
-// database file, in the stored framing (store/sqlite/batch.go: per event a
+// database file, in the stored framing (store/internal/eventbatch: per event a
 // line "type version time length", then the payload and a newline).
 func corruptPayload(t *testing.T, db *sql.DB, id string, seq int, payload string) {
 	t.Helper()

@@ -12,7 +12,7 @@ import (
 )
 
 // A schema 1 database's forks (recorded before the summary had the
-// column) are found by their origin once migrated to schema 2.
+// column) are found by their origin once migrated (schema 2 and on).
 func TestMigrationFindsForksRecordedBefore(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.URL(t)

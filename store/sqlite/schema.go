@@ -109,7 +109,7 @@ CREATE INDEX sessions_workspace ON sessions (workspace);
 ALTER TABLE sessions ADD COLUMN max_iterations INTEGER NOT NULL DEFAULT 0;
 `,
 	// 7: one row per append to a session instead of one per event (see
-	// batch.go for the framing): an iteration then writes one row and one
+	// store/internal/eventbatch for the framing): an iteration then writes one row and one
 	// index entry instead of five of each. Existing events become
 	// one-event batches.
 	`
@@ -156,7 +156,7 @@ DROP TABLE deleted_sessions;
 	// 11: the session a fork was made from, and at which step, in the
 	// summary, for listing a session's forks. Forks recorded before are
 	// filled in from their session.started, the first event of their
-	// first batch (see batch.go for the framing: a header line, then the
+	// first batch (see store/internal/eventbatch for the framing: a header line, then the
 	// payload, whose JSON holds no raw newline, then a newline).
 	`
 ALTER TABLE sessions ADD COLUMN forked_from TEXT NOT NULL DEFAULT '';

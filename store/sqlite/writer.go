@@ -115,7 +115,7 @@ type writer struct {
 	// once too: parsed anew for every transaction they cost the writer as
 	// much CPU as an append's own statements.
 	beginSt, commitSt, rollbackSt *sql.Stmt
-	// batch is the buffer each run's events are framed in (see batch.go).
+	// batch is the buffer each run's events are framed in (see store/internal/eventbatch).
 	batch []byte
 
 	// cache holds the stored summary (and so the last seq) of sessions
