@@ -16,8 +16,11 @@ import (
 // session stops or after.
 func TestAfterStopRunsOnceTheSessionStopped(t *testing.T) {
 	e := newEnv()
-	release := make(chan struct{})
-	hold := tool.Func(model.ToolSpec{Name: "hold", Parameters: objSchema}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	// Any arguments do: the call must run (and hold the session), not be
+	// refused, or the session could end before AfterStop is given.
+	hold := tool.Func(model.ToolSpec{Name: "hold", Parameters: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+		close(entered)
 		<-release
 		return tool.Result{Output: "ok"}, nil
 	})
@@ -25,6 +28,12 @@ func TestAfterStopRunsOnceTheSessionStopped(t *testing.T) {
 	s, err := r.Start(context.Background(), loop.Task{Prompt: "x"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	select { // the session is held in the tool until release
+	case <-entered:
+	case <-s.Done():
+		st, err := s.Wait(context.Background())
+		t.Fatalf("the session ended (%s %s, %v) without running the tool", st.Status, st.Detail, err)
 	}
 	ran := make(chan loop.Status, 1)
 	s.AfterStop(func() {
