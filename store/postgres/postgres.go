@@ -130,7 +130,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	_, _ = rand.Read(id[:])
 	s := &Store{name: name, opts: o, pool: pool, origin: hex.EncodeToString(id[:]),
 		reqs: make(chan *request, o.maxBatch), done: make(chan struct{})}
-	conn, err := pool.Acquire(ctx)
+	conn, err := s.writerConn(ctx)
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres store %s: writer connection: %w", name, err)
