@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/loop"
-	"github.com/agentloop/agentloop/store/postgres/pgtest"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // A schema 2 database's events, one row each, load the same once migrated
@@ -16,17 +14,7 @@ import (
 // zero time — and the log carries on from its last event.
 func TestMigrationToBatchesKeepsEveryEvent(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.URL(t)
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{migrations[0], migrations[1], `CREATE TABLE agentloop_schema (version INTEGER NOT NULL)`, `INSERT INTO agentloop_schema (version) VALUES (2)`} {
-		if _, err := pool.Exec(ctx, q); err != nil {
-			pool.Close()
-			t.Fatal(err)
-		}
-	}
+	url, pool := atSchema(t, 2)
 	at := time.Date(2026, 11, 29, 8, 0, 0, 123456000, time.UTC)
 	before := []loop.Event{
 		loop.NewEvent("s1", 1, at, &loop.SessionStarted{Task: "naïve — “quoted”", Tenant: "acme"}),

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,17 +17,7 @@ import (
 // column) are found by their origin once migrated (schema 2 and on).
 func TestMigrationFindsForksRecordedBefore(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.URL(t)
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{migrations[0], `CREATE TABLE agentloop_schema (version INTEGER NOT NULL)`, `INSERT INTO agentloop_schema (version) VALUES (1)`} {
-		if _, err := pool.Exec(ctx, q); err != nil {
-			pool.Close()
-			t.Fatal(err)
-		}
-	}
+	url, pool := atSchema(t, 1)
 	now := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
 	for i, s := range []struct {
 		id, tenant string
@@ -64,4 +56,24 @@ VALUES ($1, $2, $1, '', 'running', '', 0, 0, 0, 0, $3, $3, 1, '', '{}')`, s.id, 
 	if all, _ := st.List(ctx, store.Filter{Tenant: ""}); len(all) != 3 {
 		t.Fatalf("%d sessions after migrating", len(all))
 	}
+}
+
+// atSchema returns the URL of a new database at schema version v (its
+// first v migrations applied) and a pool on it, for a test to fill before
+// it opens a Store that migrates the rest.
+func atSchema(t *testing.T, v int) (string, *pgxpool.Pool) {
+	t.Helper()
+	url := pgtest.URL(t)
+	pool, err := pgxpool.New(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := append(slices.Clone(migrations[:v]), `CREATE TABLE agentloop_schema (version INTEGER NOT NULL)`, fmt.Sprintf(`INSERT INTO agentloop_schema (version) VALUES (%d)`, v))
+	for _, q := range steps {
+		if _, err := pool.Exec(t.Context(), q); err != nil {
+			pool.Close()
+			t.Fatal(err)
+		}
+	}
+	return url, pool
 }
