@@ -367,6 +367,9 @@ func (s *Store) Close() error {
 		}
 		s.isClosed.Store(true)
 		if s.w.conn != nil {
+			// Closed first: the pool destroys it rather than lend a
+			// reader the writer's planner settings (writerConn).
+			s.w.conn.Conn().Close(context.Background())
 			s.w.conn.Release()
 		}
 		s.pool.Close()

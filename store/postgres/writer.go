@@ -254,9 +254,13 @@ func (s *Store) writerConn(ctx context.Context) (*pgxpool.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "SET enable_seqscan = off"); err != nil {
-		conn.Release()
-		return nil, err
+	// The connection may have served the pool before: plans it already
+	// keeps are made again, under the setting.
+	for _, q := range []string{"SET enable_seqscan = off", "DISCARD PLANS"} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			conn.Release()
+			return nil, err
+		}
 	}
 	return conn, nil
 }
