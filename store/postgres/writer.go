@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -492,22 +493,15 @@ func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte,
 		sum.Apply(e)
 	}
 	sum.ID = run.SessionID
-	labels := []byte("{}")
-	if len(sum.Labels) > 0 {
-		labels, _ = json.Marshal(sum.Labels)
-	}
-	size := 0
-	for j, e := range run.Events {
-		size += len(e.Type) + len(data[j]) + 48
-	}
-	batch := make([]byte, 0, size)
-	for j, e := range run.Events {
-		batch = eventbatch.AppendFrame(batch, string(e.Type), e.Version, frameTime(e.Time), data[j])
-	}
+	batch := eventbatch.AppendRun(nil, run.Events, data, frameTime)
 	told, _ := json.Marshal(notice{Origin: w.s.origin, Tenant: sum.Tenant, ID: run.SessionID, Seq: run.Last})
 	if prev != 0 && !takeLease && !startsSession(run) {
 		q, args = progressStatement(r, run, sum, prev, batch, told)
 		return q, args, sum
+	}
+	labels := []byte("{}")
+	if len(sum.Labels) > 0 {
+		labels, _ = json.Marshal(sum.Labels)
 	}
 	forkedFromID, forkedAt := "", 0
 	if f := sum.ForkedFrom; f != nil {
@@ -549,14 +543,24 @@ func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte,
 	forked_from = $23, forked_at = $24
 	WHERE id = $1 AND last_seq = $16` + guard + ` RETURNING id`
 	}
-	q = `WITH ` + fence + `up AS (` + up + `),
+	return withBatch(fence, up, 18, token), args, sum
+}
+
+// withBatch completes an append statement: the summary's statement up
+// (which returns the session's id when it wrote its row, after the CTEs
+// fence, each ending in a comma), then the batch's row, inserted only if
+// up wrote, and the notice of it. The batch's first seq, last seq,
+// frames, event count and notice are the five placeholders from $from
+// on. The statement returns the count of events inserted, then extra.
+func withBatch(fence, up string, from int, extra string) string {
+	p := func(i int) string { return "$" + strconv.Itoa(from+i) }
+	return `WITH ` + fence + `up AS (` + up + `),
 ins AS (INSERT INTO event_batches (session_id, first_seq, last_seq, events)
-	SELECT $1, $18, $19, $20 FROM up
+	SELECT $1, ` + p(0) + `, ` + p(1) + `, ` + p(2) + ` FROM up
 	RETURNING 1),
-n AS (SELECT count(*) * $21::integer AS c FROM ins),
-told AS (SELECT pg_notify('` + channel + `', $22) FROM n WHERE c > 0)
-SELECT c` + token + ` FROM n, (SELECT count(*) FROM told) AS t`
-	return q, args, sum
+n AS (SELECT count(*) * ` + p(3) + `::integer AS c FROM ins),
+told AS (SELECT pg_notify('` + channel + `', ` + p(4) + `) FROM n WHERE c > 0)
+SELECT c` + extra + ` FROM n, (SELECT count(*) FROM told) AS t`
 }
 
 // startsSession reports whether a run holds a session.started, the one
@@ -582,15 +586,9 @@ func progressStatement(r *request, run appendcheck.Run, sum loop.Summary, prev i
 		fence = `fence AS (SELECT 1 FROM leases WHERE session_id = $1 AND token = $10 FOR SHARE), `
 		guard = ` AND EXISTS (SELECT 1 FROM fence)`
 	}
-	q = `WITH ` + fence + `up AS (UPDATE sessions SET status = $2, reason = $3, iteration = $4, tokens = $5, cost_usd = $6, updated_at = $7, last_seq = $8
-	WHERE id = $1 AND last_seq = $9` + guard + ` RETURNING id),
-ins AS (INSERT INTO event_batches (session_id, first_seq, last_seq, events)
-	SELECT $1, $11, $12, $13 FROM up
-	RETURNING 1),
-n AS (SELECT count(*) * $14::integer AS c FROM ins),
-told AS (SELECT pg_notify('` + channel + `', $15) FROM n WHERE c > 0)
-SELECT c FROM n, (SELECT count(*) FROM told) AS t`
-	return q, args
+	up := `UPDATE sessions SET status = $2, reason = $3, iteration = $4, tokens = $5, cost_usd = $6, updated_at = $7, last_seq = $8
+	WHERE id = $1 AND last_seq = $9` + guard + ` RETURNING id`
+	return withBatch(fence, up, 11, ""), args
 }
 
 // readAppends reads the outcomes of append statements (appendStatement)

@@ -593,10 +593,7 @@ func (w *writer) insert(ctx context.Context, run appendcheck.Run, data [][]byte,
 	} else if n != 1 {
 		return true, nil
 	}
-	b := w.batch[:0]
-	for j, e := range run.Events {
-		b = eventbatch.AppendFrame(b, string(e.Type), e.Version, encodeTime(e.Time), data[j])
-	}
+	b := eventbatch.AppendRun(w.batch[:0], run.Events, data, encodeTime)
 	w.batch = b
 	if cap(b) > 1<<20 {
 		w.batch = nil // do not keep a large append's buffer

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -35,6 +36,21 @@ func AppendFrame(b []byte, typ string, version int, at int64, payload []byte) []
 	b = append(b, '\n')
 	b = append(b, payload...)
 	return append(b, '\n')
+}
+
+// AppendRun appends the frames of events, whose encoded payloads are
+// payloads, to b: one append's batch. at is an event's time as the store
+// keeps it.
+func AppendRun(b []byte, events []loop.Event, payloads [][]byte, at func(time.Time) int64) []byte {
+	size := 0
+	for j, e := range events {
+		size += len(e.Type) + len(payloads[j]) + 48 // the header's numbers fit in 48 bytes
+	}
+	b = slices.Grow(b, size)
+	for j, e := range events {
+		b = AppendFrame(b, string(e.Type), e.Version, at(e.Time), payloads[j])
+	}
+	return b
 }
 
 // Frame is one event read from a batch. Type and Payload alias the batch.

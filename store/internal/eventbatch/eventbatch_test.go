@@ -1,8 +1,11 @@
 package eventbatch
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentloop/agentloop/loop"
 )
 
 // Frames read back what was written, and anything else is refused.
@@ -48,5 +51,37 @@ func TestTimes(t *testing.T) {
 	}
 	if got := Time(UnixNano(time.Time{})); !got.IsZero() {
 		t.Errorf("zero time read back as %v", got)
+	}
+}
+
+// A run's events read back in order; a batch out of order, or an event
+// that does not decode, is refused with what is wrong.
+func TestDecode(t *testing.T) {
+	at := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
+	run := []loop.Event{
+		loop.NewEvent("s", 3, at, &loop.IterationStarted{N: 1}),
+		loop.NewEvent("s", 4, at.Add(time.Second), &loop.Warning{Code: "x", Message: "hi"}),
+	}
+	payloads := make([][]byte, len(run))
+	for i, e := range run {
+		var err error
+		if payloads[i], err = e.EncodeData(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := AppendRun(nil, run, payloads, UnixNano)
+	got, err := Decode(nil, "s", 2, 3, 4, b)
+	if err != nil || len(got) != 2 || got[0].Seq != 3 || got[1].Seq != 4 || !got[1].Time.Equal(at.Add(time.Second)) {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
+	if got, err := Decode(nil, "s", 3, 3, 4, b); err != nil || len(got) != 1 || got[0].Seq != 4 {
+		t.Fatalf("after 3: %+v, %v", got, err)
+	}
+	if _, err := Decode(nil, "s", 0, 3, 4, b); err == nil || !strings.Contains(err.Error(), "stored log is corrupt: event 3 where 1 was expected") {
+		t.Fatalf("a batch after a gap: %v", err)
+	}
+	bad := AppendFrame(nil, "iteration.started", 1, 0, []byte(`{"n":"one"}`))
+	if _, err := Decode(nil, "s", 0, 1, 1, bad); err == nil || !strings.Contains(err.Error(), "event 1 (iteration.started)") || strings.Contains(err.Error(), "stored log is corrupt") {
+		t.Fatalf("an event that does not decode, said as the decoder says it: %v", err)
 	}
 }
