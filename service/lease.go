@@ -61,24 +61,14 @@ func (l *fencedLog) stopTaking(id string) {
 	l.mu.Unlock()
 }
 
-// appendTaking appends a starting session's events taking its lease;
-// taken reports that the session was starting.
+// appendTaking appends a starting session's events taking its lease, and
+// waits for the outcome; taken reports that the session was starting.
 func (l *fencedLog) appendTaking(ctx context.Context, events []loop.Event) (taken bool, err error) {
-	id := events[0].SessionID
-	l.mu.Lock()
-	t, ok := l.taking[id]
-	l.mu.Unlock()
-	if !ok {
+	outcome := make(chan error, 1)
+	if !l.takeBehind(ctx, events, func(err error) { outcome <- err }) {
 		return false, nil
 	}
-	le, err := l.st.(store.LeaseStarter).AppendAcquiring(ctx, t.owner, t.ttl, events...)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.taking, id)
-	if err == nil {
-		l.leases[id] = le
-	}
-	return true, err
+	return true, <-outcome
 }
 
 // asLog returns the log for the runner: an AsyncLog when the store can
@@ -113,16 +103,16 @@ func (l *fencedLog) token(id string) (int64, bool) {
 	return le.Token, ok
 }
 
-// takeBehind appends a starting session's events taking its lease, as
-// appendTaking does, but on a goroutine of its own: the session's first
-// model call overlaps the commit rather than waiting for it (its start is
-// still durable before the service says it exists: Runner.Start waits for
-// this outcome). taken reports that the session was starting.
+// takeBehind appends a starting session's events taking its lease, on a
+// goroutine of its own, and reports the outcome to done: the session's
+// first model call overlaps the commit rather than waiting for it (its
+// start is still durable before the service says it exists: Runner.Start
+// waits for this outcome). taken reports that the session was starting.
 func (l *fencedLog) takeBehind(ctx context.Context, events []loop.Event, done func(error)) (taken bool) {
 	id := events[0].SessionID
+	started := make(chan struct{})
 	l.mu.Lock()
 	t, ok := l.taking[id]
-	started := make(chan struct{})
 	if ok {
 		delete(l.taking, id)
 		l.starting[id] = started
