@@ -218,16 +218,15 @@ var ErrFinished = errors.New("session has ended")
 // later model calls begin while earlier events commit: a start that
 // cannot be saved then stops the session before Start reports it.
 func (r *Runner) Start(ctx context.Context, task Task) (*Session, error) {
-	overlap := task.FreshID && task.ID != ""
 	how := startDurable
-	if overlap {
+	if task.FreshID && task.ID != "" {
 		how = startHandedOver
 	}
 	s, err := r.create(ctx, &task, how)
 	if err != nil {
 		return nil, err
 	}
-	if !overlap {
+	if how == startDurable {
 		s.launch(ctx)
 		return s, nil
 	}
