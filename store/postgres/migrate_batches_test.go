@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"context"
 	"reflect"
 	"testing"
 	"time"
@@ -35,14 +34,7 @@ func TestMigrationToBatchesKeepsEveryEvent(t *testing.T) {
 VALUES ('s1', 'acme', 't', '', 'running', '', 1, 0, 0, 0, $1, $1, 3, '', '{}')`, at); err != nil {
 		t.Fatal(err)
 	}
-	pool.Close()
-	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	st, err := Open(octx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := migrated(t, url, pool)
 	got, err := st.Load(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)

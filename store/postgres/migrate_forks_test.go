@@ -37,14 +37,7 @@ VALUES ($1, $2, $1, '', 'running', '', 0, 0, 0, 0, $3, $3, 1, '', '{}')`, s.id, 
 			t.Fatal(err)
 		}
 	}
-	pool.Close()
-	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	st, err := Open(octx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := migrated(t, url, pool)
 	forks, err := st.List(ctx, store.Filter{ForkedFrom: "orig"})
 	if err != nil {
 		t.Fatal(err)
@@ -76,4 +69,19 @@ func atSchema(t *testing.T, v int) (string, *pgxpool.Pool) {
 		}
 	}
 	return url, pool
+}
+
+// migrated lets pool go and opens a Store on url, which migrates the
+// database to the current schema; the test closes it.
+func migrated(t *testing.T, url string, pool *pgxpool.Pool) *Store {
+	t.Helper()
+	pool.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	st, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
