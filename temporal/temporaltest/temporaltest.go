@@ -7,6 +7,8 @@
 package temporaltest
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -61,33 +63,54 @@ func Start(t testing.TB) string {
 // ports with its files in dir, waits until it listens, and returns its
 // frontend's HOST:PORT and the function that stops it. The server keeps
 // its state in memory (it is thrown away with the test).
+//
+// A port found free can be taken by another process before the server
+// binds it; a server that exits saying so is started again on other ports.
 func StartServer(cli, dir string) (addr string, stop func(), err error) {
-	ports := make([]int, 3)
-	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
-			return "", nil, err
+	for attempt := 1; ; attempt++ {
+		ports := make([]int, 3)
+		for i := range ports {
+			if ports[i], err = freePort(); err != nil {
+				return "", nil, err
+			}
+		}
+		addr, stop, err = startOn(cli, dir, ports, attempt)
+		if !errors.Is(err, errPortTaken) || attempt == 5 {
+			return addr, stop, err
 		}
 	}
+}
+
+var errPortTaken = errors.New("a port was taken before the server bound it")
+
+// startOn starts the server on ports (frontend, HTTP, metrics), logging
+// to a file in dir named for the attempt.
+func startOn(cli, dir string, ports []int, attempt int) (addr string, stop func(), err error) {
 	cmd := exec.Command(cli, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(ports[0]),
 		"--http-port", strconv.Itoa(ports[1]), "--metrics-port", strconv.Itoa(ports[2]), "--log-level", "error",
 		// An activity a workflow schedules goes to its worker in the same
 		// round trip when it can (as production clusters can enable).
 		"--dynamic-config-value", "system.enableActivityEagerExecution=true")
-	logf, _ := os.Create(filepath.Join(dir, "server.log"))
+	logPath := filepath.Join(dir, fmt.Sprintf("server-%d.log", attempt))
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return "", nil, err
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
+		logf.Close()
 		return "", nil, fmt.Errorf("temporal server start-dev: %w", err)
 	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
 	stop = func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(10 * time.Second):
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
+			<-exited
 		}
 		logf.Close()
 	}
@@ -97,9 +120,19 @@ func StartServer(cli, dir string) (addr string, stop func(), err error) {
 			c.Close()
 			return addr, stop, nil
 		}
+		select {
+		case <-exited:
+			stop()
+			b, _ := os.ReadFile(logPath)
+			if bytes.Contains(b, []byte("address already in use")) {
+				return "", nil, fmt.Errorf("%w:\n%s", errPortTaken, b)
+			}
+			return "", nil, fmt.Errorf("the Temporal dev server exited before listening on %s:\n%s", addr, b)
+		default:
+		}
 	}
 	stop()
-	b, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+	b, _ := os.ReadFile(logPath)
 	return "", nil, fmt.Errorf("the Temporal dev server did not listen on %s within 60s:\n%s", addr, b)
 }
 

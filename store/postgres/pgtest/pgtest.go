@@ -8,10 +8,13 @@
 package pgtest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -146,7 +149,9 @@ type Server struct {
 	args []string
 	cred *syscall.Credential
 	pg   *exec.Cmd
-	logf *os.File
+	// exited is closed when pg's process has exited.
+	exited chan struct{}
+	logf   *os.File
 }
 
 // Start starts a PostgreSQL server in a temporary directory (see StartServer).
@@ -171,28 +176,40 @@ func Start(durable bool) (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v: %s", err, out)
 	}
-	port, err := freePort()
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	args := []string{"-D", data, "-p", strconv.Itoa(port), "-k", dir,
+	base := []string{"-D", data, "-k", dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "shared_buffers=128MB"}
 	if !durable {
 		// Throwaway data: no fsync.
-		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+		base = append(base, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
-	s := &Server{URL: fmt.Sprintf("postgres://agentloop@127.0.0.1:%d/postgres?sslmode=disable", port), bin: bin, dir: dir, args: args, cred: cred}
+	s := &Server{bin: bin, dir: dir, cred: cred}
 	s.logf, _ = os.Create(filepath.Join(dir, "postgres.log"))
-	if err := s.run(); err != nil {
-		s.Stop()
-		return nil, err
+	// A port found free can be taken by another process before the
+	// server binds it; then the server is started again on another.
+	for attempt := 1; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			s.Stop()
+			return nil, err
+		}
+		s.URL = fmt.Sprintf("postgres://agentloop@127.0.0.1:%d/postgres?sslmode=disable", port)
+		s.args = append([]string{"-p", strconv.Itoa(port)}, base...)
+		err = s.run()
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 5 {
+			s.Stop()
+			return nil, err
+		}
 	}
-	return s, nil
 }
+
+var errPortTaken = errors.New("the port was taken before postgres bound it")
 
 // run starts the postgres process and waits until it takes connections.
 func (s *Server) run() error {
+	logged, _ := s.logf.Seek(0, io.SeekCurrent)
 	s.pg = exec.Command(filepath.Join(s.bin, "postgres"), s.args...)
 	s.pg.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
 	s.pg.Stdout, s.pg.Stderr = s.logf, s.logf
@@ -200,7 +217,22 @@ func (s *Server) run() error {
 		s.pg = nil
 		return fmt.Errorf("start postgres: %v", err)
 	}
+	exited := make(chan struct{})
+	s.exited = exited
+	pg := s.pg
+	go func() { pg.Wait(); close(exited) }()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		select {
+		case <-exited:
+			s.pg = nil
+			log, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
+			log = log[min(int(logged), len(log)):]
+			if bytes.Contains(log, []byte("Address already in use")) {
+				return fmt.Errorf("%w: %s", errPortTaken, log)
+			}
+			return fmt.Errorf("postgres exited before accepting connections: %s", log)
+		default:
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		conn, err := pgx.Connect(ctx, s.URL)
 		cancel()
@@ -219,13 +251,11 @@ func (s *Server) halt() {
 		return
 	}
 	s.pg.Process.Signal(syscall.SIGINT)
-	done := make(chan struct{})
-	go func() { s.pg.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-s.exited:
 	case <-time.After(10 * time.Second):
 		s.pg.Process.Kill()
-		<-done
+		<-s.exited
 	}
 	s.pg = nil
 }
