@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentloop/agentloop/internal/nodetest"
+	"github.com/agentloop/agentloop/internal/testport"
 	"github.com/agentloop/agentloop/model"
 	"github.com/agentloop/agentloop/model/anthropic"
 	"github.com/agentloop/agentloop/tool"
@@ -119,15 +119,6 @@ func serve(t *testing.T, script, mode string, port int) *exec.Cmd {
 	return cmd
 }
 
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // Its SSE mode refuses streamable HTTP (404 on POST /sse): the client falls
 // back to the HTTP+SSE transport by itself.
 func TestNpmSSEServer(t *testing.T) {
@@ -167,4 +158,12 @@ func TestNpmServerRestartReadOnlyCall(t *testing.T) {
 	if err != nil || res.IsError || len(res.Images) != 1 {
 		t.Fatalf("read-only call after the restart: %+v, %v", res, err)
 	}
+}
+
+func freePort(t *testing.T) int {
+	p, err := testport.Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

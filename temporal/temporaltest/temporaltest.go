@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentloop/agentloop/internal/testport"
 )
 
 // CLI finds the Temporal CLI.
@@ -70,7 +72,7 @@ func StartServer(cli, dir string) (addr string, stop func(), err error) {
 	for attempt := 1; ; attempt++ {
 		ports := make([]int, 3)
 		for i := range ports {
-			if ports[i], err = freePort(); err != nil {
+			if ports[i], err = testport.Free(); err != nil {
 				return "", nil, err
 			}
 		}
@@ -134,13 +136,4 @@ func startOn(cli, dir string, ports []int, attempt int) (addr string, stop func(
 	stop()
 	b, _ := os.ReadFile(logPath)
 	return "", nil, fmt.Errorf("the Temporal dev server did not listen on %s within 60s:\n%s", addr, b)
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }

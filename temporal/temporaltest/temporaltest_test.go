@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"testing"
+
+	"github.com/agentloop/agentloop/internal/testport"
 )
 
 // A port another process took between our check and the server's bind
@@ -24,7 +26,7 @@ func TestAPortTakenMeanwhileIsToldAtOnce(t *testing.T) {
 	defer taken.Close()
 	ports := []int{0, taken.Addr().(*net.TCPAddr).Port, 0}
 	for _, i := range []int{0, 2} {
-		if ports[i], err = freePort(); err != nil {
+		if ports[i], err = testport.Free(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -28,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/testport"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -187,7 +187,7 @@ func Start(durable bool) (*Server, error) {
 	// A port found free can be taken by another process before the
 	// server binds it; then the server is started again on another.
 	for attempt := 1; ; attempt++ {
-		port, err := freePort()
+		port, err := testport.Free()
 		if err != nil {
 			s.Stop()
 			return nil, err
@@ -315,13 +315,4 @@ func runAs(dir string) (*syscall.Credential, error) {
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 	}
 	return nil, fmt.Errorf("running as root and there is no postgres or nobody user to run the server as")
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }

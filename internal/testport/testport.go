@@ -1,0 +1,57 @@
+// Package testport finds loopback TCP ports for the servers tests start as
+// processes of their own and must tell a port in advance: PostgreSQL, the
+// Temporal dev server, an npm MCP server.
+package testport
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Free returns a loopback port nothing listens on. It is chosen below the
+// kernel's ephemeral range when there is room: outgoing connections, and
+// listeners asking for port 0, take their ports from that range, so none
+// of them can take this one before the server binds it. A port from
+// another test choosing at random at the same moment is still possible;
+// a caller that can tell (the server exits saying its address is in use)
+// should start again on another.
+func Free() (int, error) {
+	if low := ephemeralLow(); low > minPort+1000 {
+		for range 50 {
+			p := minPort + rand.IntN(low-minPort)
+			if ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
+				ln.Close()
+				return p, nil
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// minPort is the lowest port Free picks: above the well-known and most
+// registered services' ports.
+const minPort = 20000
+
+// ephemeralLow is the first port of the kernel's ephemeral range, or 0
+// when it cannot be read (not Linux).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	low, _ := strconv.Atoi(f[0])
+	return low
+}
