@@ -5,17 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentloop/agentloop/internal/testport"
 	"github.com/chromedp/chromedp"
 )
 
@@ -50,13 +51,14 @@ func buildAgentloop(t *testing.T) string {
 	return exe
 }
 
+// freeAddr is an address for a server restarted on it: below the
+// ephemeral range, so no outgoing connection takes it meanwhile.
 func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := testport.Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return "127.0.0.1:" + strconv.Itoa(p)
 }
 
 func (s *agentloopServe) start() {
