@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -125,8 +127,13 @@ func TestReadmeCommandsWorkAsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
+		// go run exits on the signal at once; the server it started goes
+		// on shutting down (its demo session may take a checkpoint, git
+		// writing into the home the test removes), so the whole group is
+		// waited for.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		_ = cmd.Wait()
+		waitGroupGone(t, cmd.Process.Pid)
 	}()
 	url := regexp.MustCompile(`http://127\.0\.0\.1:7420/?`)
 	deadline := time.Now().Add(2 * time.Minute)
@@ -154,6 +161,42 @@ func TestReadmeCommandsWorkAsWritten(t *testing.T) {
 			t.Fatalf("GET %s on the demo server: %.300s\n%s", path, body, out.String())
 		}
 	}
+}
+
+// waitGroupGone waits until no process of process group pgid is left
+// running, killing what remains after a while.
+func waitGroupGone(t *testing.T, pgid int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); groupRuns(pgid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("process group %d still runs 30 s after SIGTERM: killed", pgid)
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			deadline = time.Now().Add(time.Hour)
+		}
+	}
+}
+
+// groupRuns reports whether a process of group pgid runs: one that exited
+// and waits to be reaped (by whoever adopted it) does not count.
+func groupRuns(pgid int) bool {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so the
+		// fields are counted from its closing parenthesis.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(b[i+1:]))
+		if len(fields) > 2 && fields[0] != "Z" && fields[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }
 
 func bufioCopy(w *strings.Builder, resp *http.Response) (int64, error) {
