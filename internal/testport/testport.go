@@ -55,3 +55,56 @@ func ephemeralLow() int {
 	low, _ := strconv.Atoi(f[0])
 	return low
 }
+
+// ListenedBy reports whether process pid listens on TCP port: a server
+// that found its port taken must not be mistaken for the process that
+// took it. It reads /proc (Linux) and errs where the kernel's socket
+// tables cannot be read, leaving the caller to fall back on dialling.
+func ListenedBy(pid, port int) (bool, error) {
+	inodes, err := listeningSockets(port)
+	if err != nil || len(inodes) == 0 {
+		return false, err
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		// Gone (or exiting: a zombie's descriptors cannot be read), so
+		// not listening; only an unreadable /proc/net is an error.
+		return false, nil
+	}
+	for _, fd := range fds {
+		link, err := os.Readlink(dir + "/" + fd.Name())
+		if err == nil && strings.HasPrefix(link, "socket:[") && inodes[strings.TrimSuffix(link[len("socket:["):], "]")] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// listeningSockets returns the inodes of the sockets listening on TCP
+// port, from the kernel's tables of them.
+func listeningSockets(port int) (map[string]bool, error) {
+	inodes := map[string]bool{}
+	for i, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			if i == 0 {
+				return nil, err
+			}
+			continue // no IPv6
+		}
+		// sl local_address rem_address st ... inode: the address is
+		// HEXIP:HEXPORT, state 0A is LISTEN.
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 || f[3] != "0A" {
+				continue
+			}
+			colon := strings.LastIndexByte(f[1], ':')
+			if p, err := strconv.ParseUint(f[1][colon+1:], 16, 32); err == nil && int(p) == port {
+				inodes[f[9]] = true
+			}
+		}
+	}
+	return inodes, nil
+}

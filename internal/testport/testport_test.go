@@ -2,6 +2,7 @@ package testport
 
 import (
 	"net"
+	"os"
 	"strconv"
 	"testing"
 )
@@ -22,5 +23,33 @@ func TestFreeGivesAPortToListenOn(t *testing.T) {
 			t.Fatalf("port %d: %v", p, err)
 		}
 		ln.Close()
+	}
+}
+
+// A listener of this process is told apart from one of another process.
+func TestListenedByTellsWhoseListenerItIs(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	mine, err := ListenedBy(os.Getpid(), port)
+	if err != nil {
+		t.Skipf("no /proc to read here: %v", err)
+	}
+	if !mine {
+		t.Fatalf("this process's listener on %d not found", port)
+	}
+	// The parent (go test) does not listen there.
+	if theirs, err := ListenedBy(os.Getppid(), port); err != nil || theirs {
+		t.Fatalf("the parent process counted as listening on %d: %v %v", port, theirs, err)
+	}
+	free, err := Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := ListenedBy(os.Getpid(), free); err != nil || ok {
+		t.Fatalf("a port nobody listens on counted as listened on: %v %v", ok, err)
 	}
 }

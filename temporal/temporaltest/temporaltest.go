@@ -118,19 +118,24 @@ func startOn(cli, dir string, ports []int, attempt int) (addr string, stop func(
 	}
 	addr = fmt.Sprintf("127.0.0.1:%d", ports[0])
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return addr, stop, nil
-		}
 		select {
 		case <-exited:
-			stop()
+			logf.Close()
 			b, _ := os.ReadFile(logPath)
 			if bytes.Contains(b, []byte("address already in use")) {
 				return "", nil, fmt.Errorf("%w:\n%s", errPortTaken, b)
 			}
 			return "", nil, fmt.Errorf("the Temporal dev server exited before listening on %s:\n%s", addr, b)
 		default:
+		}
+		// Only our server's listener counts: another process that took
+		// the port answers too, while ours is about to exit.
+		if ours, err := testport.ListenedBy(cmd.Process.Pid, ports[0]); err == nil && !ours {
+			continue
+		}
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr, stop, nil
 		}
 	}
 	stop()

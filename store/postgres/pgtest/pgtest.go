@@ -144,6 +144,7 @@ func StartServer(durable bool) (url string, stop func(), err error) {
 // Server is a PostgreSQL server a test started.
 type Server struct {
 	URL  string
+	port int
 	bin  string
 	dir  string
 	args []string
@@ -177,7 +178,10 @@ func Start(durable bool) (*Server, error) {
 		return nil, fmt.Errorf("initdb: %v: %s", err, out)
 	}
 	base := []string{"-D", data, "-k", dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "shared_buffers=128MB"}
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "shared_buffers=128MB",
+		// Messages in English whatever the machine's locale: a port taken
+		// is told by its text (run).
+		"-c", "lc_messages=C"}
 	if !durable {
 		// Throwaway data: no fsync.
 		base = append(base, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
@@ -192,7 +196,7 @@ func Start(durable bool) (*Server, error) {
 			s.Stop()
 			return nil, err
 		}
-		s.URL = fmt.Sprintf("postgres://agentloop@127.0.0.1:%d/postgres?sslmode=disable", port)
+		s.URL, s.port = fmt.Sprintf("postgres://agentloop@127.0.0.1:%d/postgres?sslmode=disable", port), port
 		s.args = append([]string{"-p", strconv.Itoa(port)}, base...)
 		err = s.run()
 		if err == nil {
@@ -233,6 +237,11 @@ func (s *Server) run() error {
 			return fmt.Errorf("postgres exited before accepting connections: %s", log)
 		default:
 		}
+		// Only our server's listener counts: another server that took
+		// the port takes connections too, while ours is about to exit.
+		if ours, err := testport.ListenedBy(pg.Process.Pid, s.port); err == nil && !ours {
+			continue
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		conn, err := pgx.Connect(ctx, s.URL)
 		cancel()
@@ -242,7 +251,7 @@ func (s *Server) run() error {
 		}
 	}
 	log, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
-	return fmt.Errorf("postgres did not accept connections within 30s: %s", log)
+	return fmt.Errorf("postgres did not accept connections within 30s: %s", log[min(int(logged), len(log)):])
 }
 
 // halt stops the postgres process (a fast shutdown: clients are cut off).

@@ -4,12 +4,17 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 )
 
 // A server whose port another process took before it could bind is told
-// as such when postgres exits, so Start can try another port.
-func TestAPortTakenMeanwhileIsToldAtOnce(t *testing.T) {
+// as such when postgres exits, so Start can try another port: whether
+// the taker is any listener or another PostgreSQL server, which takes
+// connections as ours would.
+func TestAPortTakenMeanwhileIsToldAsTaken(t *testing.T) {
 	s := Own(t)
 	u, err := url.Parse(s.URL)
 	if err != nil {
@@ -20,12 +25,22 @@ func TestAPortTakenMeanwhileIsToldAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer taken.Close()
-	if err := s.run(); !errors.Is(err, errPortTaken) {
-		t.Fatalf("want errPortTaken, got %v", err)
-	}
+	err = s.run()
 	taken.Close()
+	if !errors.Is(err, errPortTaken) {
+		t.Fatalf("a listener on the port: want errPortTaken, got %v", err)
+	}
 	if err := s.run(); err != nil {
 		t.Fatalf("the port free again: %v", err)
+	}
+
+	// Another server of ours on the port.
+	other := Own(t)
+	other.halt()
+	other.args[0], other.args[1] = "-p", strconv.Itoa(s.port)
+	other.URL, other.port = s.URL, s.port
+	if err := other.run(); !errors.Is(err, errPortTaken) {
+		log, _ := os.ReadFile(filepath.Join(other.dir, "postgres.log"))
+		t.Fatalf("another PostgreSQL server on the port: want errPortTaken, got %v\nits log:\n%s", err, log)
 	}
 }
