@@ -131,9 +131,11 @@ func TestReadmeCommandsWorkAsWritten(t *testing.T) {
 		// on shutting down (its demo session may take a checkpoint, git
 		// writing into the home the test removes), so the whole group is
 		// waited for.
+		// Waited for before cmd: the server writes to cmd's output, so
+		// cmd.Wait returns only once it has exited.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		_ = cmd.Wait()
 		waitGroupGone(t, cmd.Process.Pid)
+		_ = cmd.Wait()
 	}()
 	url := regexp.MustCompile(`http://127\.0\.0\.1:7420/?`)
 	deadline := time.Now().Add(2 * time.Minute)
