@@ -66,6 +66,17 @@ type LeaseStarter interface {
 	AppendAcquiring(ctx context.Context, owner string, ttl time.Duration, events ...loop.Event) (Lease, error)
 }
 
+// LeaseRenewer is a store that renews many leases in one write: a server
+// running thousands of sessions renews their leases in one commit rather
+// than one commit each. The service renews with it when the store has it.
+type LeaseRenewer interface {
+	// RenewAll extends each lease still held (same token) until now+ttl,
+	// atomically, and returns those it renewed, in the order given; a
+	// lease missing from them was lost, as Renew's ErrLeaseLost says. On
+	// an error none was renewed.
+	RenewAll(ctx context.Context, leases []Lease, ttl time.Duration) ([]Lease, error)
+}
+
 // ControlKind is what a person asked a session to do.
 type ControlKind string
 

@@ -62,6 +62,28 @@ func (s *Store) Renew(ctx context.Context, l store.Lease, ttl time.Duration) (st
 	return cur, nil
 }
 
+// RenewAll renews the leases still held (see store.LeaseRenewer).
+func (s *Store) RenewAll(ctx context.Context, leases []store.Lease, ttl time.Duration) ([]store.Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("memory store: renew leases: %w", store.ErrClosed)
+	}
+	expires := s.clock().Add(ttl)
+	var renewed []store.Lease
+	for _, l := range leases {
+		if cur, ok := s.leases[l.SessionID]; ok && cur.Token == l.Token {
+			cur.Expires = expires
+			s.leases[l.SessionID] = cur
+			renewed = append(renewed, cur)
+		}
+	}
+	return renewed, nil
+}
+
 // Release expires a lease at once if it is still current.
 func (s *Store) Release(ctx context.Context, l store.Lease) error {
 	s.mu.Lock()

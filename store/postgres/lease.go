@@ -107,6 +107,45 @@ func (s *Store) Renew(ctx context.Context, l store.Lease, ttl time.Duration) (st
 	return l, nil
 }
 
+// RenewAll renews the leases still held in one statement (see
+// store.LeaseRenewer).
+func (s *Store) RenewAll(ctx context.Context, leases []store.Lease, ttl time.Duration) ([]store.Lease, error) {
+	if len(leases) == 0 {
+		return nil, nil
+	}
+	if err := s.checkOpen(fmt.Sprintf("renew %d leases", len(leases))); err != nil {
+		return nil, err
+	}
+	ids, tokens := make([]string, len(leases)), make([]int64, len(leases))
+	for i, l := range leases {
+		ids[i], tokens[i] = l.SessionID, l.Token
+	}
+	expires := encodeTime(s.opts.clock().Add(ttl))
+	rows, err := s.pool.Query(ctx, `UPDATE leases SET expires_at = $1
+FROM unnest($2::text[], $3::bigint[]) AS held (session_id, token)
+WHERE leases.session_id = held.session_id AND leases.token = held.token
+RETURNING leases.session_id`, expires, ids, tokens)
+	if err != nil {
+		return nil, s.errf("renew %d leases: %w", len(leases), err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, s.errf("renew %d leases: %w", len(leases), err)
+	}
+	done := make(map[string]bool, len(got))
+	for _, id := range got {
+		done[id] = true
+	}
+	var renewed []store.Lease
+	for _, l := range leases {
+		if done[l.SessionID] {
+			l.Expires = expires
+			renewed = append(renewed, l)
+		}
+	}
+	return renewed, nil
+}
+
 // Release expires a lease at once if its token is still current.
 func (s *Store) Release(ctx context.Context, l store.Lease) error {
 	if err := s.checkOpen("release session " + l.SessionID); err != nil {

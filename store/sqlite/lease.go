@@ -87,6 +87,38 @@ func (s *Store) Renew(ctx context.Context, l store.Lease, ttl time.Duration) (st
 	return out, nil
 }
 
+// RenewAll renews the leases still held in one transaction (see
+// store.LeaseRenewer).
+func (s *Store) RenewAll(ctx context.Context, leases []store.Lease, ttl time.Duration) ([]store.Lease, error) {
+	if len(leases) == 0 {
+		return nil, nil
+	}
+	var renewed []store.Lease
+	err := s.exec(ctx, fmt.Sprintf("renew %d leases", len(leases)), func(ctx context.Context, w *writer) error {
+		expires := s.opts.clock().Add(ttl)
+		st, err := w.conn.PrepareContext(ctx, `UPDATE leases SET expires_at = ? WHERE session_id = ? AND token = ?`)
+		if err != nil {
+			return fmt.Errorf("sqlite store %s: renew leases: %w", s.path, err)
+		}
+		defer st.Close()
+		for _, l := range leases {
+			res, err := st.ExecContext(ctx, expires.UnixNano(), l.SessionID, l.Token)
+			if err != nil {
+				return fmt.Errorf("sqlite store %s: renew lease of %s: %w", s.path, l.SessionID, err)
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				l.Expires = expires
+				renewed = append(renewed, l)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return renewed, nil
+}
+
 // Release expires a lease at once if it is still current.
 func (s *Store) Release(ctx context.Context, l store.Lease) error {
 	return s.exec(ctx, "release session "+l.SessionID, func(ctx context.Context, w *writer) error {

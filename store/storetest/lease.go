@@ -103,6 +103,62 @@ func (s Suite) testLeases(t *testing.T) {
 	}
 }
 
+// testRenewAll: many leases renewed in one write; one another owner took
+// is left out, and left as that owner has it.
+func (s Suite) testRenewAll(t *testing.T) {
+	st, clock := s.openClocked(t)
+	rn, ok := st.(store.LeaseRenewer)
+	if !ok {
+		t.Skip("the store under test renews one lease at a time (no store.LeaseRenewer)")
+	}
+	ctx := t.Context()
+	const ttl = 10 * time.Second
+	var held []store.Lease
+	for _, id := range []string{"r1", "r2", "r3"} {
+		l, err := st.Acquire(ctx, id, "A", ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, l)
+	}
+	if got, err := rn.RenewAll(ctx, nil, ttl); err != nil || len(got) != 0 {
+		t.Fatalf("renewing no leases: %+v %v", got, err)
+	}
+	clock.Advance(ttl + time.Second) // all expired; B takes r2
+	taken, err := st.Acquire(ctx, "r2", "B", ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	got, err := rn.RenewAll(ctx, held, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := clock.Now().Add(ttl)
+	if len(got) != 2 || got[0].SessionID != "r1" || got[1].SessionID != "r3" {
+		t.Fatalf("renewed %+v, want r1 and r3 (r2 was taken)", got)
+	}
+	for i, l := range got {
+		if l.Token != held[2*i].Token || l.Owner != "A" || !l.Expires.Equal(want) {
+			t.Fatalf("renewed %+v, want token %d, owner A, expiring at %v", l, held[2*i].Token, want)
+		}
+	}
+	all, err := st.LeasesOf(ctx, "r1", "r2", "r3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !all["r1"].Expires.Equal(want) || !all["r3"].Expires.Equal(want) {
+		t.Fatalf("stored after RenewAll: %+v, want r1 and r3 until %v", all, want)
+	}
+	if r2 := all["r2"]; r2.Owner != "B" || r2.Token != taken.Token || !r2.Expires.Equal(taken.Expires) {
+		t.Fatalf("r2 after RenewAll: %+v, want B's lease untouched %+v", r2, taken)
+	}
+	// B's lease lives on: A cannot take it back.
+	if _, err := st.Acquire(ctx, "r2", "A", ttl); !errors.Is(err, store.ErrLeaseHeld) {
+		t.Fatalf("acquire of r2 by A: %v, want ErrLeaseHeld", err)
+	}
+}
+
 func (s Suite) testAppendFenced(t *testing.T) {
 	st, clock := s.openClocked(t)
 	ctx := t.Context()

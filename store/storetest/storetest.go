@@ -69,6 +69,7 @@ func (s Suite) Run(t *testing.T) {
 		{"WatchOrder", s.testWatchOrder},
 		{"ResumeAfterSeq", s.testResumeAfterSeq},
 		{"Leases", s.testLeases},
+		{"RenewAll", s.testRenewAll},
 		{"AppendFenced", s.testAppendFenced},
 		{"AppendAcquiring", s.testAppendAcquiring},
 		{"AppendAcquiringBurst", s.testAppendAcquiringBurst},
