@@ -280,17 +280,60 @@ func (s *Service) renewLeases(ctx context.Context) {
 			held = append(held, le)
 		}
 		s.log.mu.Unlock()
-		for _, le := range held {
-			next, err := s.st.Renew(ctx, le, s.cfg.LeaseTTL)
+		for len(held) > 0 {
+			n := min(len(held), renewBatch)
+			renewed, lost := renew(ctx, s.st, held[:n], s.cfg.LeaseTTL)
+			held = held[n:]
 			s.log.mu.Lock()
-			if cur, ok := s.log.leases[le.SessionID]; ok && cur.Token == le.Token {
-				if errors.Is(err, store.ErrLeaseLost) {
+			for _, le := range renewed {
+				if cur, ok := s.log.leases[le.SessionID]; ok && cur.Token == le.Token {
+					s.log.leases[le.SessionID] = le
+				}
+			}
+			for _, le := range lost {
+				if cur, ok := s.log.leases[le.SessionID]; ok && cur.Token == le.Token {
 					delete(s.log.leases, le.SessionID)
-				} else if err == nil {
-					s.log.leases[le.SessionID] = next
 				}
 			}
 			s.log.mu.Unlock()
 		}
 	}
+}
+
+// renewBatch is the most leases renewed in one write: a server running
+// thousands of sessions renews them in a few commits, each of a bounded
+// size.
+const renewBatch = 1000
+
+// renew renews leases, in one write when the store can (store.LeaseRenewer),
+// and returns those renewed and those lost to another owner. A lease in
+// neither was not renewed this time (the store failed) and is tried again
+// at the next tick.
+func renew(ctx context.Context, st store.Leases, leases []store.Lease, ttl time.Duration) (renewed, lost []store.Lease) {
+	if rn, ok := st.(store.LeaseRenewer); ok {
+		got, err := rn.RenewAll(ctx, leases, ttl)
+		if err != nil {
+			return nil, nil
+		}
+		ok := make(map[string]bool, len(got))
+		for _, le := range got {
+			ok[le.SessionID] = true
+		}
+		for _, le := range leases {
+			if !ok[le.SessionID] {
+				lost = append(lost, le)
+			}
+		}
+		return got, lost
+	}
+	for _, le := range leases {
+		next, err := st.Renew(ctx, le, ttl)
+		switch {
+		case err == nil:
+			renewed = append(renewed, next)
+		case errors.Is(err, store.ErrLeaseLost):
+			lost = append(lost, le)
+		}
+	}
+	return renewed, lost
 }
