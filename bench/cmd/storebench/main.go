@@ -43,6 +43,7 @@ func main() {
 	events := flag.Int("events", 5000, "events appended per measurement (five make an iteration)")
 	sessionsFlag := flag.String("sessions", "1,100,1000", "concurrent sessions to measure at")
 	pgURL := flag.String("pg", "", "a PostgreSQL server to use (its postgres database URL); default: start a durable one from the installed binaries")
+	leases := flag.Int("leases", 1000, "leases renewed one by one and then in one RenewAll, as a server running that many sessions renews them (0: not measured)")
 	out := flag.String("out", benchresult.Path("store"), "where the result goes (overwritten); - for standard output only")
 	flag.Parse()
 	var counts []int
@@ -131,6 +132,29 @@ func main() {
 		}
 	}
 
+	type renewal struct {
+		name          string
+		single, batch time.Duration
+	}
+	var renewed []renewal
+	if *leases > 0 {
+		for _, c := range configs[:2] {
+			st, err := c.open(-1)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "storebench: %s: %v\n", c.name, err)
+				os.Exit(1)
+			}
+			single, batch, err := renewTimes(st, *leases)
+			st.Close()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "storebench: %s, renewing %d leases: %v\n", c.name, *leases, err)
+				os.Exit(1)
+			}
+			renewed = append(renewed, renewal{c.name, single, batch})
+			fmt.Fprintf(os.Stderr, "%-36s renew %d leases: one by one %v, RenewAll %v\n", c.name, *leases, single.Round(time.Microsecond), batch.Round(time.Microsecond))
+		}
+	}
+
 	cross, err := crossServer(newDB())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "storebench: across servers: %v\n", err)
@@ -153,8 +177,48 @@ func main() {
 			fmt.Fprintf(w, "| %s | %d | %.0f | %.2f | %s | %s |\n", c.name, n, r.itersPerSec, r.itersPerSec/base.itersPerSec, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond))
 		}
 	}
+	if len(renewed) > 0 {
+		fmt.Fprintf(w, "\nRenewing the leases of %d running sessions, as a server does three times per lease TTL: one `Renew` each (one commit each), then one `RenewAll` (one commit), in the same run.\n\n", *leases)
+		fmt.Fprintln(w, "| store | one by one | RenewAll | × one by one |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|")
+		for _, r := range renewed {
+			fmt.Fprintf(w, "| %s | %s | %s | %.3f |\n", strings.TrimSuffix(r.name, " (baseline)"), r.single.Round(time.Microsecond), r.batch.Round(time.Microsecond), float64(r.batch)/float64(r.single))
+		}
+	}
 	fmt.Fprintf(w, "\nAcross servers (two stores on one durable PostgreSQL database, as two `agentloop serve`): from the moment one starts an Append to the moment the other, told by NOTIFY, has read the event — %d events of 10 sessions, one every 2 ms: p50 %s, p99 %s, max %s.\n",
 		cross.n, cross.p50.Round(time.Microsecond), cross.p99.Round(time.Microsecond), cross.max.Round(time.Microsecond))
+}
+
+// renewTimes takes n leases on st and times renewing them all, first one
+// Renew each, then in one RenewAll.
+func renewTimes(st store.Store, n int) (single, batch time.Duration, err error) {
+	rn, ok := st.(store.LeaseRenewer)
+	if !ok {
+		return 0, 0, fmt.Errorf("%T has no RenewAll", st)
+	}
+	ctx := context.Background()
+	held := make([]store.Lease, n)
+	for i := range held {
+		if held[i], err = st.Acquire(ctx, fmt.Sprintf("lease-%d", i), "storebench", time.Minute); err != nil {
+			return 0, 0, err
+		}
+	}
+	t0 := time.Now()
+	for _, l := range held {
+		if _, err := st.Renew(ctx, l, time.Minute); err != nil {
+			return 0, 0, err
+		}
+	}
+	single = time.Since(t0)
+	t0 = time.Now()
+	got, err := rn.RenewAll(ctx, held, time.Minute)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(got) != n {
+		return 0, 0, fmt.Errorf("RenewAll renewed %d of %d leases", len(got), n)
+	}
+	return single, time.Since(t0), nil
 }
 
 type crossResult struct {
