@@ -70,10 +70,10 @@ type LeaseStarter interface {
 // running thousands of sessions renews their leases in one commit rather
 // than one commit each. The service renews with it when the store has it.
 type LeaseRenewer interface {
-	// RenewAll extends each lease still held (same token) until now+ttl,
-	// atomically, and returns those it renewed, in the order given; a
-	// lease missing from them was lost, as Renew's ErrLeaseLost says. On
-	// an error none was renewed.
+	// RenewAll extends each lease still held (same token) until now+ttl
+	// and returns those it renewed, in the order given; a lease missing
+	// from them was lost, as Renew's ErrLeaseLost says. On an error some
+	// may have been renewed, and the caller is not told which.
 	RenewAll(ctx context.Context, leases []Lease, ttl time.Duration) ([]Lease, error)
 }
 

@@ -108,7 +108,13 @@ func (s *Store) Renew(ctx context.Context, l store.Lease, ttl time.Duration) (st
 }
 
 // RenewAll renews the leases still held in one statement (see
-// store.LeaseRenewer).
+// store.LeaseRenewer). It never waits for a lease row while holding
+// others: the writer's appends hold their sessions' lease rows (FOR
+// SHARE) until they commit, so a statement locking a thousand rows in
+// turn could wait on one while an append waits on another it holds — a
+// deadlock PostgreSQL would break by failing the appends. Rows locked at
+// the moment are skipped and renewed one by one after, each wait on one
+// lock only.
 func (s *Store) RenewAll(ctx context.Context, leases []store.Lease, ttl time.Duration) ([]store.Lease, error) {
 	if len(leases) == 0 {
 		return nil, nil
@@ -121,26 +127,39 @@ func (s *Store) RenewAll(ctx context.Context, leases []store.Lease, ttl time.Dur
 		ids[i], tokens[i] = l.SessionID, l.Token
 	}
 	expires := encodeTime(s.opts.clock().Add(ttl))
-	rows, err := s.pool.Query(ctx, `UPDATE leases SET expires_at = $1
-FROM unnest($2::text[], $3::bigint[]) AS held (session_id, token)
-WHERE leases.session_id = held.session_id AND leases.token = held.token
-RETURNING leases.session_id`, expires, ids, tokens)
+	rows, err := s.pool.Query(ctx, `WITH free AS (
+	SELECT leases.session_id FROM leases
+	JOIN unnest($2::text[], $3::bigint[]) AS held (session_id, token)
+		ON leases.session_id = held.session_id AND leases.token = held.token
+	FOR NO KEY UPDATE OF leases SKIP LOCKED)
+UPDATE leases SET expires_at = $1 FROM free WHERE leases.session_id = free.session_id
+RETURNING leases.session_id, leases.token`, expires, ids, tokens)
 	if err != nil {
 		return nil, s.errf("renew %d leases: %w", len(leases), err)
 	}
-	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, s.errf("renew %d leases: %w", len(leases), err)
+	type held struct {
+		id    string
+		token int64
 	}
-	done := make(map[string]bool, len(got))
-	for _, id := range got {
-		done[id] = true
+	done := map[held]bool{}
+	var h held
+	if _, err := pgx.ForEachRow(rows, []any{&h.id, &h.token}, func() error { done[h] = true; return nil }); err != nil {
+		return nil, s.errf("renew %d leases: %w", len(leases), err)
 	}
 	var renewed []store.Lease
 	for _, l := range leases {
-		if done[l.SessionID] {
+		if done[held{l.SessionID, l.Token}] {
 			l.Expires = expires
 			renewed = append(renewed, l)
+			continue
+		}
+		// Locked by an append in flight, or lost: this waits for the one.
+		next, err := s.Renew(ctx, l, ttl)
+		switch {
+		case err == nil:
+			renewed = append(renewed, next)
+		case !errors.Is(err, store.ErrLeaseLost):
+			return nil, err
 		}
 	}
 	return renewed, nil

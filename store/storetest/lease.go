@@ -130,17 +130,23 @@ func (s Suite) testRenewAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Second)
-	got, err := rn.RenewAll(ctx, held, ttl)
+	// Out of order, with a session nobody holds and r1 twice, once with a
+	// token that is not its own.
+	ghost := store.Lease{SessionID: "ghost", Owner: "A", Token: 1}
+	stale := held[0]
+	stale.Token += 1000
+	got, err := rn.RenewAll(ctx, []store.Lease{held[2], held[1], ghost, stale, held[0]}, ttl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := clock.Now().Add(ttl)
-	if len(got) != 2 || got[0].SessionID != "r1" || got[1].SessionID != "r3" {
-		t.Fatalf("renewed %+v, want r1 and r3 (r2 was taken)", got)
+	if len(got) != 2 || got[0].SessionID != "r3" || got[1].SessionID != "r1" {
+		t.Fatalf("renewed %+v, want r3 then r1 (r2 was taken, ghost never held, r1's other token not its own)", got)
 	}
 	for i, l := range got {
-		if l.Token != held[2*i].Token || l.Owner != "A" || !l.Expires.Equal(want) {
-			t.Fatalf("renewed %+v, want token %d, owner A, expiring at %v", l, held[2*i].Token, want)
+		h := held[2-2*i]
+		if l.Token != h.Token || l.Owner != "A" || !l.Expires.Equal(want) {
+			t.Fatalf("renewed %+v, want token %d, owner A, expiring at %v", l, h.Token, want)
 		}
 	}
 	all, err := st.LeasesOf(ctx, "r1", "r2", "r3")
