@@ -103,7 +103,7 @@ func (s Suite) testLeases(t *testing.T) {
 	}
 }
 
-// testRenewAll: many leases renewed in one write; one another owner took
+// testRenewAll: many leases renewed in one call; one another owner took
 // is left out, and left as that owner has it.
 func (s Suite) testRenewAll(t *testing.T) {
 	st, clock := s.openClocked(t)
