@@ -4,12 +4,15 @@
 package testport
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Free returns a loopback port nothing listens on. It is chosen below the
@@ -107,4 +110,57 @@ func listeningSockets(port int) (map[string]bool, error) {
 		}
 	}
 	return inodes, nil
+}
+
+// ErrPortTaken is a server that exited because a port it was given was
+// in use: another process took it between Free and the server's bind.
+var ErrPortTaken = errors.New("a port was taken before the server bound it")
+
+// attempts is how often OnFreePorts starts a server whose port was taken.
+const attempts = 5
+
+// OnFreePorts calls start with n free ports (Free) until it returns
+// anything but ErrPortTaken, at most five times.
+func OnFreePorts(n int, start func(ports []int) error) error {
+	for attempt := 1; ; attempt++ {
+		ports := make([]int, n)
+		for i := range ports {
+			var err error
+			if ports[i], err = Free(); err != nil {
+				return err
+			}
+		}
+		err := start(ports)
+		if !errors.Is(err, ErrPortTaken) || attempt == attempts {
+			return err
+		}
+	}
+}
+
+// WaitReady waits, up to within, until the server process pid listens
+// on port itself and ready reports that it takes requests. Another
+// process that took the port answers too, while the server is about to
+// exit: only the server's own listener counts. exited is closed when the
+// server's process has exited; a server that exits first is reported
+// with its log, as ErrPortTaken when the log holds inUse (the server's
+// words for a port in use).
+func WaitReady(pid int, exited <-chan struct{}, port int, within time.Duration, ready func() bool, log func() []byte, inUse string) error {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		select {
+		case <-exited:
+			b := log()
+			if bytes.Contains(b, []byte(inUse)) {
+				return fmt.Errorf("%w:\n%s", ErrPortTaken, b)
+			}
+			return fmt.Errorf("it exited before it was ready:\n%s", b)
+		default:
+		}
+		if ours, err := ListenedBy(pid, port); err == nil && !ours {
+			continue
+		}
+		if ready() {
+			return nil
+		}
+	}
+	return fmt.Errorf("it was not ready within %v:\n%s", within, log())
 }

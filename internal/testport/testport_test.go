@@ -1,10 +1,17 @@
 package testport
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // A port Free returns can be listened on, and lies below the ephemeral
@@ -51,5 +58,105 @@ func TestListenedByTellsWhoseListenerItIs(t *testing.T) {
 	}
 	if ok, err := ListenedBy(os.Getpid(), free); err != nil || ok {
 		t.Fatalf("a port nobody listens on counted as listened on: %v %v", ok, err)
+	}
+}
+
+// TestMain lets the test binary stand in for a server (see server).
+func TestMain(m *testing.M) {
+	switch os.Getenv("TESTPORT_SERVER") {
+	case "":
+		os.Exit(m.Run())
+	case "listen":
+		ln, err := net.Listen("tcp", "127.0.0.1:"+os.Getenv("TESTPORT_PORT"))
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		defer ln.Close()
+		time.Sleep(time.Minute)
+	default:
+		fmt.Println(os.Getenv("TESTPORT_SERVER"))
+		os.Exit(1)
+	}
+}
+
+// server starts this test binary as a server that listens on port
+// (behave "listen") or says behave and exits; it returns its pid, a
+// channel closed when it exited and its output so far.
+func server(t *testing.T, behave string, port int) (int, <-chan struct{}, func() []byte) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "TESTPORT_SERVER="+behave, "TESTPORT_PORT="+strconv.Itoa(port))
+	var out bytes.Buffer
+	var mu sync.Mutex
+	cmd.Stdout = writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return out.Write(p) })
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	return cmd.Process.Pid, exited, func() []byte { mu.Lock(); defer mu.Unlock(); return bytes.Clone(out.Bytes()) }
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// A server that listens is ready; one that exits says why, as
+// ErrPortTaken when its words say its port was in use.
+func TestWaitReady(t *testing.T) {
+	dialer := func(port int) func() bool {
+		return func() bool {
+			c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		}
+	}
+	port, err := Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, exited, log := server(t, "listen", port)
+	if err := WaitReady(pid, exited, port, 30*time.Second, dialer(port), log, "in use"); err != nil {
+		t.Fatalf("a server listening: %v", err)
+	}
+	pid, exited, log = server(t, "bind: address in use", port)
+	if err := WaitReady(pid, exited, port, 30*time.Second, dialer(port), log, "in use"); !errors.Is(err, ErrPortTaken) || !strings.Contains(err.Error(), "bind: address in use") {
+		t.Fatalf("a server whose port was taken: %v, want ErrPortTaken with its words", err)
+	}
+	pid, exited, log = server(t, "no such config", port)
+	if err := WaitReady(pid, exited, port, 30*time.Second, dialer(port), log, "in use"); err == nil || errors.Is(err, ErrPortTaken) || !strings.Contains(err.Error(), "no such config") {
+		t.Fatalf("a server that exits for another reason: %v, want its words and not ErrPortTaken", err)
+	}
+}
+
+// OnFreePorts starts again on fresh ports while the port was taken, five
+// times at most, and gives other outcomes back at once.
+func TestOnFreePortsStartsAgainWhileTaken(t *testing.T) {
+	calls := 0
+	err := OnFreePorts(2, func(ports []int) error {
+		calls++
+		if len(ports) != 2 || ports[0] == ports[1] {
+			t.Fatalf("ports %v", ports)
+		}
+		if calls < 3 {
+			return ErrPortTaken
+		}
+		return nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("%d calls, %v: want 3 and nil", calls, err)
+	}
+	calls = 0
+	if err := OnFreePorts(1, func([]int) error { calls++; return ErrPortTaken }); !errors.Is(err, ErrPortTaken) || calls != attempts {
+		t.Fatalf("%d calls, %v: want %d and ErrPortTaken", calls, err, attempts)
+	}
+	calls = 0
+	other := errors.New("bad flag")
+	if err := OnFreePorts(1, func([]int) error { calls++; return other }); err != other || calls != 1 {
+		t.Fatalf("%d calls, %v: want 1 and the error", calls, err)
 	}
 }

@@ -7,8 +7,6 @@
 package temporaltest
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -69,21 +67,14 @@ func Start(t testing.TB) string {
 // A port found free can be taken by another process before the server
 // binds it; a server that exits saying so is started again on other ports.
 func StartServer(cli, dir string) (addr string, stop func(), err error) {
-	for attempt := 1; ; attempt++ {
-		ports := make([]int, 3)
-		for i := range ports {
-			if ports[i], err = testport.Free(); err != nil {
-				return "", nil, err
-			}
-		}
+	attempt := 0
+	err = testport.OnFreePorts(3, func(ports []int) error {
+		attempt++
 		addr, stop, err = startOn(cli, dir, ports, attempt)
-		if !errors.Is(err, errPortTaken) || attempt == 5 {
-			return addr, stop, err
-		}
-	}
+		return err
+	})
+	return addr, stop, err
 }
-
-var errPortTaken = errors.New("a port was taken before the server bound it")
 
 // startOn starts the server on ports (frontend, HTTP, metrics), logging
 // to a file in dir named for the attempt.
@@ -117,28 +108,17 @@ func startOn(cli, dir string, ports []int, attempt int) (addr string, stop func(
 		logf.Close()
 	}
 	addr = fmt.Sprintf("127.0.0.1:%d", ports[0])
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		select {
-		case <-exited:
-			logf.Close()
-			b, _ := os.ReadFile(logPath)
-			if bytes.Contains(b, []byte("address already in use")) {
-				return "", nil, fmt.Errorf("%w:\n%s", errPortTaken, b)
-			}
-			return "", nil, fmt.Errorf("the Temporal dev server exited before listening on %s:\n%s", addr, b)
-		default:
-		}
-		// Only our server's listener counts: another process that took
-		// the port answers too, while ours is about to exit.
-		if ours, err := testport.ListenedBy(cmd.Process.Pid, ports[0]); err == nil && !ours {
-			continue
-		}
-		if c, err := net.Dial("tcp", addr); err == nil {
+	dials := func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
 			c.Close()
-			return addr, stop, nil
 		}
+		return err == nil
 	}
-	stop()
-	b, _ := os.ReadFile(logPath)
-	return "", nil, fmt.Errorf("the Temporal dev server did not listen on %s within 60s:\n%s", addr, b)
+	log := func() []byte { b, _ := os.ReadFile(logPath); return b }
+	if err := testport.WaitReady(cmd.Process.Pid, exited, ports[0], 60*time.Second, dials, log, "address already in use"); err != nil {
+		stop()
+		return "", nil, fmt.Errorf("the Temporal dev server on %s: %w", addr, err)
+	}
+	return addr, stop, nil
 }

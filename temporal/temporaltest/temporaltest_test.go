@@ -39,8 +39,8 @@ func TestAPortTakenMeanwhileIsToldAsTaken(t *testing.T) {
 			stop()
 			t.Fatalf("port %d taken: the server counted as started", which)
 		}
-		if !errors.Is(err, errPortTaken) {
-			t.Fatalf("port %d taken: want errPortTaken, got %v", which, err)
+		if !errors.Is(err, testport.ErrPortTaken) {
+			t.Fatalf("port %d taken: want ErrPortTaken, got %v", which, err)
 		}
 	}
 }

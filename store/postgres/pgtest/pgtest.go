@@ -8,11 +8,9 @@
 package pgtest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -190,26 +188,17 @@ func Start(durable bool) (*Server, error) {
 	s.logf, _ = os.Create(filepath.Join(dir, "postgres.log"))
 	// A port found free can be taken by another process before the
 	// server binds it; then the server is started again on another.
-	for attempt := 1; ; attempt++ {
-		port, err := testport.Free()
-		if err != nil {
-			s.Stop()
-			return nil, err
-		}
-		s.URL, s.port = fmt.Sprintf("postgres://agentloop@127.0.0.1:%d/postgres?sslmode=disable", port), port
-		s.args = append([]string{"-p", strconv.Itoa(port)}, base...)
-		err = s.run()
-		if err == nil {
-			return s, nil
-		}
-		if !errors.Is(err, errPortTaken) || attempt == 5 {
-			s.Stop()
-			return nil, err
-		}
+	err = testport.OnFreePorts(1, func(ports []int) error {
+		s.URL, s.port = fmt.Sprintf("postgres://agentloop@127.0.0.1:%d/postgres?sslmode=disable", ports[0]), ports[0]
+		s.args = append([]string{"-p", strconv.Itoa(ports[0])}, base...)
+		return s.run()
+	})
+	if err != nil {
+		s.Stop()
+		return nil, err
 	}
+	return s, nil
 }
-
-var errPortTaken = errors.New("the port was taken before postgres bound it")
 
 // run starts the postgres process and waits until it takes connections.
 func (s *Server) run() error {
@@ -225,33 +214,30 @@ func (s *Server) run() error {
 	s.exited = exited
 	pg := s.pg
 	go func() { pg.Wait(); close(exited) }()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		select {
-		case <-exited:
-			s.pg = nil
-			log, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
-			log = log[min(int(logged), len(log)):]
-			if bytes.Contains(log, []byte("Address already in use")) {
-				return fmt.Errorf("%w: %s", errPortTaken, log)
-			}
-			return fmt.Errorf("postgres exited before accepting connections: %s", log)
-		default:
-		}
-		// Only our server's listener counts: another server that took
-		// the port takes connections too, while ours is about to exit.
-		if ours, err := testport.ListenedBy(pg.Process.Pid, s.port); err == nil && !ours {
-			continue
-		}
+	connects := func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
 		conn, err := pgx.Connect(ctx, s.URL)
-		cancel()
 		if err == nil {
 			conn.Close(context.Background())
-			return nil
 		}
+		return err == nil
 	}
-	log, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
-	return fmt.Errorf("postgres did not accept connections within 30s: %s", log[min(int(logged), len(log)):])
+	// This attempt's part of the log, which every attempt shares.
+	log := func() []byte {
+		b, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
+		return b[min(int(logged), len(b)):]
+	}
+	err := testport.WaitReady(pg.Process.Pid, exited, s.port, 30*time.Second, connects, log, "Address already in use")
+	select {
+	case <-exited:
+		s.pg = nil
+	default:
+	}
+	if err != nil {
+		return fmt.Errorf("postgres on port %d: %w", s.port, err)
+	}
+	return nil
 }
 
 // halt stops the postgres process (a fast shutdown: clients are cut off).

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/agentloop/agentloop/internal/testport"
 )
 
 // A server whose port another process took before it could bind is told
@@ -27,8 +29,8 @@ func TestAPortTakenMeanwhileIsToldAsTaken(t *testing.T) {
 	}
 	err = s.run()
 	taken.Close()
-	if !errors.Is(err, errPortTaken) {
-		t.Fatalf("a listener on the port: want errPortTaken, got %v", err)
+	if !errors.Is(err, testport.ErrPortTaken) {
+		t.Fatalf("a listener on the port: want ErrPortTaken, got %v", err)
 	}
 	if err := s.run(); err != nil {
 		t.Fatalf("the port free again: %v", err)
@@ -39,8 +41,8 @@ func TestAPortTakenMeanwhileIsToldAsTaken(t *testing.T) {
 	other.halt()
 	other.args[0], other.args[1] = "-p", strconv.Itoa(s.port)
 	other.URL, other.port = s.URL, s.port
-	if err := other.run(); !errors.Is(err, errPortTaken) {
+	if err := other.run(); !errors.Is(err, testport.ErrPortTaken) {
 		log, _ := os.ReadFile(filepath.Join(other.dir, "postgres.log"))
-		t.Fatalf("another PostgreSQL server on the port: want errPortTaken, got %v\nits log:\n%s", err, log)
+		t.Fatalf("another PostgreSQL server on the port: want ErrPortTaken, got %v\nits log:\n%s", err, log)
 	}
 }
