@@ -306,32 +306,25 @@ func (s *Service) renewLeases(ctx context.Context) {
 const renewBatch = 1000
 
 // renew renews leases, in one write when the store can (store.LeaseRenewer),
-// and returns those renewed and those lost to another owner. A lease in
-// neither was not renewed this time (the store failed) and is tried again
-// at the next tick.
+// and returns those renewed and those lost to another owner. On a
+// failure of the store neither is known: the leases are tried again at
+// the next tick.
 func renew(ctx context.Context, st store.Leases, leases []store.Lease, ttl time.Duration) (renewed, lost []store.Lease) {
+	var err error
 	if rn, ok := st.(store.LeaseRenewer); ok {
-		got, err := rn.RenewAll(ctx, leases, ttl)
-		if err != nil {
-			return nil, nil
-		}
-		ok := make(map[string]bool, len(got))
-		for _, le := range got {
-			ok[le.SessionID] = true
-		}
-		for _, le := range leases {
-			if !ok[le.SessionID] {
-				lost = append(lost, le)
-			}
-		}
-		return got, lost
+		renewed, err = rn.RenewAll(ctx, leases, ttl)
+	} else {
+		renewed, err = store.RenewEach(ctx, st, leases, ttl)
+	}
+	if err != nil {
+		return nil, nil
+	}
+	kept := make(map[string]bool, len(renewed))
+	for _, le := range renewed {
+		kept[le.SessionID] = true
 	}
 	for _, le := range leases {
-		next, err := st.Renew(ctx, le, ttl)
-		switch {
-		case err == nil:
-			renewed = append(renewed, next)
-		case errors.Is(err, store.ErrLeaseLost):
+		if !kept[le.SessionID] {
 			lost = append(lost, le)
 		}
 	}

@@ -77,6 +77,24 @@ type LeaseRenewer interface {
 	RenewAll(ctx context.Context, leases []Lease, ttl time.Duration) ([]Lease, error)
 }
 
+// RenewEach renews leases one Renew at a time, as RenewAll reports it:
+// those renewed, in order, without those lost; it stops at the first
+// other failure. For a store that has no RenewAll, and for the leases a
+// RenewAll must renew one by one.
+func RenewEach(ctx context.Context, st Leases, leases []Lease, ttl time.Duration) ([]Lease, error) {
+	var renewed []Lease
+	for _, l := range leases {
+		next, err := st.Renew(ctx, l, ttl)
+		switch {
+		case err == nil:
+			renewed = append(renewed, next)
+		case !errors.Is(err, ErrLeaseLost):
+			return nil, err
+		}
+	}
+	return renewed, nil
+}
+
 // ControlKind is what a person asked a session to do.
 type ControlKind string
 

@@ -64,6 +64,9 @@ func (s *Store) Renew(ctx context.Context, l store.Lease, ttl time.Duration) (st
 
 // RenewAll renews the leases still held (see store.LeaseRenewer).
 func (s *Store) RenewAll(ctx context.Context, leases []store.Lease, ttl time.Duration) ([]store.Lease, error) {
+	if len(leases) == 0 {
+		return nil, nil
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -154,13 +154,11 @@ RETURNING leases.session_id, leases.token`, expires, ids, tokens)
 			continue
 		}
 		// Locked by an append in flight, or lost: this waits for the one.
-		next, err := s.Renew(ctx, l, ttl)
-		switch {
-		case err == nil:
-			renewed = append(renewed, next)
-		case !errors.Is(err, store.ErrLeaseLost):
+		got, err := store.RenewEach(ctx, s, []store.Lease{l}, ttl)
+		if err != nil {
 			return nil, err
 		}
+		renewed = append(renewed, got...)
 	}
 	return renewed, nil
 }
