@@ -288,9 +288,9 @@ func (w *writer) oneTrip() bool {
 	return true
 }
 
-// writeOneTrip writes the batch in one round trip: each append is one
-// statement (appendStatement; a new session's start taking its lease
-// too), all of them sent as one pipeline, which
+// writeOneTrip writes the batch in one round trip: the appends' statements
+// (appends: progress shared, a new session's start taking its lease
+// too), all sent as one pipeline, which
 // PostgreSQL runs as one implicit transaction — committed whole, or not
 // at all, when the pipeline ends. A session not cached is taken to be
 // new. An append that wrote
@@ -302,22 +302,23 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 	if err != nil {
 		return nil, err
 	}
-	var b pgx.Batch
 	planned := map[string]loop.Summary{}
 	sums := make([]loop.Summary, len(w.taken))
-	runs := make([]appendcheck.Run, len(w.taken))
+	ids := make([]string, len(w.taken))
+	a := newAppends()
 	for i, r := range w.taken {
 		run := r.Runs[0]
 		sum, ok := planned[run.SessionID]
 		if !ok {
 			sum = w.cache[run.SessionID]
 		}
-		q, args, next := w.appendStatement(r, run, r.Data[0], sum, r.Acquire != nil)
-		b.Queue(q, args...)
-		planned[run.SessionID], sums[i], runs[i] = next, next, run
+		next := w.queueAppend(a, r, run, r.Data[0], sum, r.Acquire != nil)
+		planned[run.SessionID], sums[i], ids[i] = next, next, run.SessionID
 	}
+	var b pgx.Batch
+	a.queue(&b)
 	br := conn.SendBatch(ctx, &b)
-	written, tokens, err := readAppends(br, runs, w.taken)
+	written, tokens, err := a.read(br)
 	if err != nil {
 		br.Close()
 		return nil, w.s.errf("append: %w", err)
@@ -325,15 +326,16 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 	if err := br.Close(); err != nil {
 		return nil, w.s.errf("commit: %w", err)
 	}
+	laterNotWritten(written, ids)
 	for i, ok := range written {
 		wrote[i] = []bool{ok}
 		if a := w.taken[i].Acquire; a != nil {
 			a.Token = tokens[i]
 		}
 		if ok {
-			w.cache[runs[i].SessionID] = sums[i]
+			w.cache[ids[i]] = sums[i]
 		} else {
-			delete(w.cache, runs[i].SessionID)
+			delete(w.cache, ids[i])
 			stale = append(stale, i)
 		}
 	}
@@ -380,7 +382,9 @@ type pipeline struct {
 	wrote [][]bool
 	// planned is each session's summary once the queued statements ran.
 	planned map[string]loop.Summary
-	batch   pgx.Batch
+	// appends holds the queued statements; the k-th append added is
+	// queued[k].
+	appends *appends
 	queued  []queuedAppend
 }
 
@@ -397,9 +401,10 @@ func (p *pipeline) add(ctx context.Context, i int, r *request) error {
 			sum, ok = p.w.cache[run.SessionID]
 		}
 		if ok && run.First == sum.LastSeq+1 {
-			q, args, next := p.w.appendStatement(r, run, r.Data[0], sum, false)
-			sum = next
-			p.batch.Queue(q, args...)
+			if p.appends == nil {
+				p.appends = newAppends()
+			}
+			sum = p.w.queueAppend(p.appends, r, run, r.Data[0], sum, false)
 			p.queued = append(p.queued, queuedAppend{i: i, sum: sum})
 			p.planned[run.SessionID] = sum
 			return nil
@@ -421,11 +426,15 @@ func (p *pipeline) flush(ctx context.Context) error {
 		return nil
 	}
 	runs := make([]appendcheck.Run, len(p.queued))
+	ids := make([]string, len(p.queued))
 	for k, q := range p.queued {
 		runs[k] = p.w.taken[q.i].Runs[0]
+		ids[k] = runs[k].SessionID
 	}
-	br := p.tx.SendBatch(ctx, &p.batch)
-	written, _, err := readAppends(br, runs, nil)
+	var b pgx.Batch
+	p.appends.queue(&b)
+	br := p.tx.SendBatch(ctx, &b)
+	written, _, err := p.appends.read(br)
 	if err != nil {
 		br.Close()
 		return p.w.s.errf("append: %w", err)
@@ -433,6 +442,7 @@ func (p *pipeline) flush(ctx context.Context) error {
 	if err := br.Close(); err != nil {
 		return p.w.s.errf("append: %w", err)
 	}
+	laterNotWritten(written, ids)
 	for k, q := range p.queued {
 		if written[k] {
 			p.wrote[q.i][0] = true
@@ -466,13 +476,40 @@ func (p *pipeline) flush(ctx context.Context) error {
 		}
 		p.errs[q.i] = appendcheck.Conflict(run, sum.LastSeq)
 	}
-	p.batch, p.queued = pgx.Batch{}, p.queued[:0]
+	p.appends, p.queued = nil, p.queued[:0]
 	clear(p.planned)
 	return nil
 }
 
 // errStale marks a queued append that wrote nothing, until flush says why.
 var errStale = errors.New("stale")
+
+// queueAppend adds an append to a: one that continues a stored session's
+// log as a row of a shared statement, any other as appendStatement makes
+// it. It returns the session's summary once the append is written.
+func (w *writer) queueAppend(a *appends, r *request, run appendcheck.Run, data [][]byte, before loop.Summary, takeLease bool) loop.Summary {
+	if before.LastSeq != 0 && !takeLease && !startsSession(run) {
+		sum, batch, told := w.framed(run, data, before)
+		a.progress(r, run, sum, before.LastSeq, batch, told)
+		return sum
+	}
+	q, args, next := w.appendStatement(r, run, data, before, takeLease)
+	a.single(run.SessionID, q, args, takeLease)
+	return next
+}
+
+// framed returns what an append makes of its session's summary (before:
+// as stored), its events framed as a batch, and the notice of it.
+func (w *writer) framed(run appendcheck.Run, data [][]byte, before loop.Summary) (sum loop.Summary, batch, told []byte) {
+	sum = before
+	for _, e := range run.Events {
+		sum.Apply(e)
+	}
+	sum.ID = run.SessionID
+	batch = eventbatch.AppendRun(nil, run.Events, data, frameTime)
+	told, _ = json.Marshal(notice{Origin: w.s.origin, Tenant: sum.Tenant, ID: run.SessionID, Seq: run.Last})
+	return sum, batch, told
+}
 
 // appendStatement is one statement that updates (or creates) a session's
 // summary row if its log still ends at prev — and, for a fenced append, if
@@ -488,13 +525,8 @@ var errStale = errors.New("stale")
 // before is the session's summary as stored (LastSeq 0: no session yet);
 // after is what the statement makes it.
 func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte, before loop.Summary, takeLease bool) (q string, args []any, after loop.Summary) {
-	prev, sum := before.LastSeq, before
-	for _, e := range run.Events {
-		sum.Apply(e)
-	}
-	sum.ID = run.SessionID
-	batch := eventbatch.AppendRun(nil, run.Events, data, frameTime)
-	told, _ := json.Marshal(notice{Origin: w.s.origin, Tenant: sum.Tenant, ID: run.SessionID, Seq: run.Last})
+	prev := before.LastSeq
+	sum, batch, told := w.framed(run, data, before)
 	if prev != 0 && !takeLease && !startsSession(run) {
 		q, args = progressStatement(r, run, sum, prev, batch, told)
 		return q, args, sum
@@ -591,41 +623,19 @@ func progressStatement(r *request, run appendcheck.Run, sum loop.Summary, prev i
 	return withBatch(fence, up, 11, ""), args
 }
 
-// readAppends reads the outcomes of append statements (appendStatement)
-// sent in a batch, one per run: written[k] reports that run k's statement
-// inserted its events. One that inserted nothing found its session's log
-// moved on (or the lease taken), so the later ones of that session count
-// as not written either, whatever they report.
-//
-// A statement of a request that takes its session's lease (reqs[k], when
-// reqs is given, has Acquire set) also returns the lease's token, which
-// tokens[k] holds: 0 when the lease was not taken. Without reqs, tokens is
-// nil.
-func readAppends(br pgx.BatchResults, runs []appendcheck.Run, reqs []*request) (written []bool, tokens []int64, err error) {
-	written = make([]bool, len(runs))
-	if reqs != nil {
-		tokens = make([]int64, len(runs))
-	}
+// laterNotWritten marks, once an append of a session wrote nothing (its
+// log moved on, or the lease was taken), every later append of that
+// session (ids[k] is append k's) as not written either, whatever its
+// statement reported.
+func laterNotWritten(written []bool, ids []string) {
 	moved := map[string]bool{}
-	for k, run := range runs {
-		var n int64
-		if reqs != nil && reqs[k].Acquire != nil {
-			var tok *int64
-			if err := br.QueryRow().Scan(&n, &tok); err != nil {
-				return nil, nil, err
-			}
-			if tok != nil {
-				tokens[k] = *tok
-			}
-		} else if err := br.QueryRow().Scan(&n); err != nil {
-			return nil, nil, err
-		}
-		written[k] = n == int64(len(run.Events)) && !moved[run.SessionID]
-		if !written[k] {
-			moved[run.SessionID] = true
+	for k, id := range ids {
+		if moved[id] {
+			written[k] = false
+		} else if !written[k] {
+			moved[id] = true
 		}
 	}
-	return written, tokens, nil
 }
 
 // writeAcquiring writes a request that takes its session's lease with it
