@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -86,6 +87,9 @@ func (a *appends) read(br pgx.BatchResults) (wrote []bool, token []int64, err er
 			if err := br.QueryRow().Scan(&written, &inserted, &told); err != nil {
 				return nil, nil, err
 			}
+			if inserted != int64(len(written)) || told != inserted {
+				return nil, nil, fmt.Errorf("a shared append statement wrote %d sessions' rows but inserted %d batches and sent %d notices", len(written), inserted, told)
+			}
 			for _, row := range written {
 				wrote[it.rows.k[row-1]] = true // ordinals count from 1
 			}
@@ -156,18 +160,19 @@ func (p *progressRows) args() []any {
 // returns: joins of the rows with each other would cost the square of
 // their number). The leases and sessions are looked up by the ids given
 // (= ANY($1)): a plan that joins the rows with a whole table would cost
-// as much as the table. It returns the ordinals of the rows written.
+// as much as the table. It returns the ordinals of the rows written, how
+// many batches were inserted and how many notices sent (one each).
 const progressRowsSQL = `WITH v AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::bigint[],
 	$6::double precision[], $7::timestamptz[], $8::bigint[], $9::bigint[], $10::boolean[], $11::bigint[], $12::bigint[],
 	$13::bigint[], $14::bytea[], $15::text[]) WITH ORDINALITY
-	AS v(id, status, reason, iteration, tokens, cost_usd, updated_at, last_seq, prev, fenced, token, first_seq, batch_last, events, told, row)),
+	AS v(id, status, reason, iteration, tokens, cost_usd, updated_at, last_seq, prev, fenced, token, first_seq, batch_last, events, told, ord)),
 fence AS (SELECT l.session_id FROM leases l JOIN v ON l.session_id = v.id AND v.fenced AND l.token = v.token
 	WHERE l.session_id = ANY($1::text[]) FOR SHARE OF l),
 up AS (UPDATE sessions s SET status = v.status, reason = v.reason, iteration = v.iteration, tokens = v.tokens,
 	cost_usd = v.cost_usd, updated_at = v.updated_at, last_seq = v.last_seq
 	FROM v WHERE s.id = ANY($1::text[]) AND s.id = v.id AND s.last_seq = v.prev AND (NOT v.fenced OR v.id IN (SELECT session_id FROM fence))
-	RETURNING s.id, v.first_seq, v.batch_last, v.events, v.told, v.row),
+	RETURNING s.id, v.first_seq, v.batch_last, v.events, v.told, v.ord),
 ins AS (INSERT INTO event_batches (session_id, first_seq, last_seq, events)
 	SELECT id, first_seq, batch_last, events FROM up RETURNING 1),
 told AS (SELECT pg_notify('` + channel + `', told) FROM up)
-SELECT coalesce((SELECT array_agg(row) FROM up), '{}'), (SELECT count(*) FROM ins), (SELECT count(*) FROM told)`
+SELECT coalesce((SELECT array_agg(ord) FROM up), '{}'), (SELECT count(*) FROM ins), (SELECT count(*) FROM told)`

@@ -78,7 +78,12 @@ func TestSharedStatementTellsEachAppend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Release()
+	defer func() {
+		// Closed first, as Store.Close does: the pool must not lend its
+		// planner settings to a reader.
+		conn.Conn().Close(context.Background())
+		conn.Release()
+	}()
 	w := &writer{s: st, conn: conn, cache: map[string]loop.Summary{}, cacheSize: 100}
 	sums, err := st.List(ctx, store.Filter{})
 	if err != nil {

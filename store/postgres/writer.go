@@ -372,8 +372,8 @@ func (w *writer) writeAll(ctx context.Context, errs []error, wrote [][]bool, idx
 }
 
 // pipeline sends the common appends of a batch — one session, continuing
-// the log where the writer last left it — as one statement each, all in
-// one round trip. Anything else (a session not cached, a retry, a request
+// the log where the writer last left it — in one round trip (appends:
+// those of different sessions share statements). Anything else (a session not cached, a retry, a request
 // spanning sessions) flushes the pipeline and is written on its own.
 type pipeline struct {
 	w     *writer
@@ -418,7 +418,7 @@ func (p *pipeline) add(ctx context.Context, i int, r *request) error {
 	return fatal
 }
 
-// flush sends the queued statements and reads their outcomes. A statement
+// flush sends the queued statements and reads their outcomes. An append
 // that inserted nothing found the log moved on (or the lease taken): its
 // request fails alone, and so do later ones of the same session.
 func (p *pipeline) flush(ctx context.Context) error {
