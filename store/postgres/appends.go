@@ -42,6 +42,14 @@ type appendItem struct {
 
 func newAppends() *appends { return &appends{last: map[string]int{}, group: -1} }
 
+// reset empties a for the next pipeline, keeping its memory (the writer
+// builds one pipeline per batch).
+func (a *appends) reset() {
+	clear(a.items)
+	a.items, a.group, a.n = a.items[:0], -1, 0
+	clear(a.last)
+}
+
 // single adds an append written by a statement of its own.
 func (a *appends) single(id, q string, args []any, acquire bool) {
 	a.last[id] = len(a.items)
@@ -66,7 +74,8 @@ func (a *appends) progress(r *request, run appendcheck.Run, sum loop.Summary, pr
 func (a *appends) queue(b *pgx.Batch) {
 	for _, it := range a.items {
 		if it.rows != nil {
-			b.Queue(progressRowsSQL, it.rows.args()...)
+			q, args := it.rows.statement()
+			b.Queue(q, args...)
 		} else {
 			b.Queue(it.q, it.args...)
 		}
@@ -79,6 +88,9 @@ func (a *appends) queue(b *pgx.Batch) {
 func (a *appends) read(br pgx.BatchResults) (wrote []bool, token []int64, err error) {
 	wrote, token = make([]bool, a.n), make([]int64, a.n)
 	for _, it := range a.items {
+		if it.rows != nil && len(it.rows.rows) == 1 {
+			it = appendItem{k: it.rows.k[0]} // written by progressStatement
+		}
 		if it.rows != nil {
 			var (
 				written        []int64
@@ -114,42 +126,52 @@ func (a *appends) read(br pgx.BatchResults) (wrote []bool, token []int64, err er
 	return wrote, token, nil
 }
 
-// progressRows is the progress appends one shared statement writes, a
-// column of values each, one row per append (at most one per session).
+// progressRows is the progress appends one shared statement writes, at
+// most one per session. One alone is written by progressStatement, which
+// costs less for a single row (a session waiting for its commit alone).
 type progressRows struct {
-	k                         []int // the appends' numbers
-	ids, status, reason, told []string
-	iteration                 []int
-	tokens, lastSeq, prev     []int64
-	fenced                    []bool
-	token, first, last        []int64
-	cost                      []float64
-	updated                   []time.Time
-	events                    [][]byte
+	k    []int // the appends' numbers
+	rows []progressRow
+}
+
+type progressRow struct {
+	r           *request
+	run         appendcheck.Run
+	sum         loop.Summary
+	prev        int64
+	batch, told []byte
 }
 
 func (p *progressRows) add(k int, r *request, run appendcheck.Run, sum loop.Summary, prev int64, batch, told []byte) {
 	p.k = append(p.k, k)
-	p.ids = append(p.ids, run.SessionID)
-	p.status = append(p.status, string(sum.Status))
-	p.reason = append(p.reason, string(sum.Reason))
-	p.iteration = append(p.iteration, sum.Iteration)
-	p.tokens = append(p.tokens, int64(sum.Tokens))
-	p.cost = append(p.cost, sum.CostUSD)
-	p.updated = append(p.updated, encodeTime(sum.UpdatedAt))
-	p.lastSeq = append(p.lastSeq, sum.LastSeq)
-	p.prev = append(p.prev, prev)
-	p.fenced = append(p.fenced, r.Fenced)
-	p.token = append(p.token, r.Token)
-	p.first = append(p.first, run.First)
-	p.last = append(p.last, run.Last)
-	p.events = append(p.events, batch)
-	p.told = append(p.told, string(told))
+	p.rows = append(p.rows, progressRow{r: r, run: run, sum: sum, prev: prev, batch: batch, told: told})
 }
 
-func (p *progressRows) args() []any {
-	return []any{p.ids, p.status, p.reason, p.iteration, p.tokens, p.cost, p.updated, p.lastSeq, p.prev,
-		p.fenced, p.token, p.first, p.last, p.events, p.told}
+// statement returns the statement that writes the rows: progressRowsSQL
+// and a column of values each, or, for one row, progressStatement's.
+func (p *progressRows) statement() (q string, args []any) {
+	if len(p.rows) == 1 {
+		w := p.rows[0]
+		return progressStatement(w.r, w.run, w.sum, w.prev, w.batch, w.told)
+	}
+	n := len(p.rows)
+	var (
+		ids, status, reason, told = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		iteration                 = make([]int, n)
+		tokens, lastSeq, prev     = make([]int64, n), make([]int64, n), make([]int64, n)
+		fenced                    = make([]bool, n)
+		token, first, last        = make([]int64, n), make([]int64, n), make([]int64, n)
+		cost                      = make([]float64, n)
+		updated                   = make([]time.Time, n)
+		events                    = make([][]byte, n)
+	)
+	for i, w := range p.rows {
+		ids[i], status[i], reason[i], told[i] = w.run.SessionID, string(w.sum.Status), string(w.sum.Reason), string(w.told)
+		iteration[i], tokens[i], cost[i], updated[i] = w.sum.Iteration, int64(w.sum.Tokens), w.sum.CostUSD, encodeTime(w.sum.UpdatedAt)
+		lastSeq[i], prev[i], fenced[i], token[i] = w.sum.LastSeq, w.prev, w.r.Fenced, w.r.Token
+		first[i], last[i], events[i] = w.run.First, w.run.Last, w.batch
+	}
+	return progressRowsSQL, []any{ids, status, reason, iteration, tokens, cost, updated, lastSeq, prev, fenced, token, first, last, events, told}
 }
 
 // progressRowsSQL is progressStatement for many sessions at once: for each

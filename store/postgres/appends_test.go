@@ -34,7 +34,11 @@ func TestAppendsKeepEachSessionsOrder(t *testing.T) {
 	var got []string
 	for _, it := range a.items {
 		if it.rows != nil {
-			got = append(got, fmt.Sprint(it.rows.ids, it.rows.k))
+			var ids []string
+			for _, row := range it.rows.rows {
+				ids = append(ids, row.run.SessionID)
+			}
+			got = append(got, fmt.Sprint(ids, it.rows.k))
 		} else {
 			got = append(got, fmt.Sprint(it.q, " ", it.k))
 		}

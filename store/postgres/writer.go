@@ -142,6 +142,8 @@ type writer struct {
 	// cacheSize bounds cache; entries are reloaded when dropped.
 	cacheSize int
 	taken     []*request
+	// appends is the one-trip pipeline being built (writeOneTrip).
+	appends *appends
 }
 
 // write commits a batch. A request that conflicts with the stored log (or
@@ -305,7 +307,11 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 	planned := map[string]loop.Summary{}
 	sums := make([]loop.Summary, len(w.taken))
 	ids := make([]string, len(w.taken))
-	a := newAppends()
+	if w.appends == nil {
+		w.appends = newAppends()
+	}
+	a := w.appends
+	defer a.reset() // nothing of the batch is kept for the GC
 	for i, r := range w.taken {
 		run := r.Runs[0]
 		sum, ok := planned[run.SessionID]
