@@ -12,7 +12,8 @@ import (
 
 // appends is one pipeline of append statements being built. Appends that
 // continue a stored session's log (progress) share statements of many
-// rows, one row per session (progressRowsSQL): PostgreSQL plans, locks
+// rows, one row per session (progressRowsSQL; a statement left with one
+// row is progressStatement's): PostgreSQL plans, locks
 // and runs one statement for them all, which costs it about two thirds of
 // what a statement each did. Every other append is a statement of its own
 // (appendStatement). Each session's appends run in the order they were

@@ -49,8 +49,9 @@ func TestAppendsKeepEachSessionsOrder(t *testing.T) {
 	}
 }
 
-// One shared statement tells each of its appends apart: the ones whose
-// session's log continues where they say are written, one whose lease
+// One shared statement tells each of its appends apart, in a pipeline
+// with a single row's statement after it: the ones whose session's log
+// continues where they say are written, one whose lease
 // token is not the session's is refused as a lost lease, one whose log
 // moved on elsewhere is refused as a conflict, and a session's later
 // append after a refused one is refused too.
@@ -115,6 +116,8 @@ func TestSharedStatementTellsEachAppend(t *testing.T) {
 		{"moved", 2, 2, leases["moved"].Token, loop.ErrSeqConflict},
 		{"ok", 4, 4, leases["ok"].Token, nil},
 		{"lost", 3, 3, leases["lost"].Token, loop.ErrSeqConflict},
+		// Alone in a third statement, which is then a single row's.
+		{"ok", 5, 5, leases["ok"].Token, nil},
 	}
 	var batch []*request
 	var dones []chan error
@@ -134,7 +137,7 @@ func TestSharedStatementTellsEachAppend(t *testing.T) {
 		}
 	}
 	for id, want := range map[string][]loop.Event{
-		"ok":    storetest.FakeEvents("ok", 1, 4),
+		"ok":    storetest.FakeEvents("ok", 1, 5),
 		"lost":  storetest.FakeEvents("lost", 1, 1),
 		"moved": append(storetest.FakeEvents("moved", 1, 1), theirs),
 	} {

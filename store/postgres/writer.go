@@ -335,8 +335,8 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 	laterNotWritten(written, ids)
 	for i, ok := range written {
 		wrote[i] = []bool{ok}
-		if a := w.taken[i].Acquire; a != nil {
-			a.Token = tokens[i]
+		if acq := w.taken[i].Acquire; acq != nil {
+			acq.Token = tokens[i]
 		}
 		if ok {
 			w.cache[ids[i]] = sums[i]
