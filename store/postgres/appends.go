@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -28,13 +29,15 @@ type appends struct {
 	// group is the index in items of the newest shared statement, -1
 	// when there is none.
 	group int
-	n     int // appends added
+	// ids holds each append's session, in the order added: append k is
+	// the k-th added.
+	ids []string
 }
 
 // appendItem is one statement of the pipeline: a single append's (q,
 // args; acquire when it returns the lease token too), or rows.
 type appendItem struct {
-	k       int // the single append's number, in the order added
+	k       int // the single append's number (see appends.ids)
 	q       string
 	args    []any
 	acquire bool
@@ -47,15 +50,15 @@ func newAppends() *appends { return &appends{last: map[string]int{}, group: -1} 
 // builds one pipeline per batch).
 func (a *appends) reset() {
 	clear(a.items)
-	a.items, a.group, a.n = a.items[:0], -1, 0
+	a.items, a.group, a.ids = a.items[:0], -1, a.ids[:0]
 	clear(a.last)
 }
 
 // single adds an append written by a statement of its own.
 func (a *appends) single(id, q string, args []any, acquire bool) {
 	a.last[id] = len(a.items)
-	a.items = append(a.items, appendItem{k: a.n, q: q, args: args, acquire: acquire})
-	a.n++
+	a.items = append(a.items, appendItem{k: len(a.ids), q: q, args: args, acquire: acquire})
+	a.ids = append(a.ids, id)
 }
 
 // progress adds an append that continues session id's stored log from
@@ -66,13 +69,26 @@ func (a *appends) progress(r *request, run appendcheck.Run, sum loop.Summary, pr
 		a.group = len(a.items)
 		a.items = append(a.items, appendItem{rows: &progressRows{}})
 	}
-	a.items[a.group].rows.add(a.n, r, run, sum, prev, batch, told)
+	a.items[a.group].rows.add(len(a.ids), r, run, sum, prev, batch, told)
 	a.last[run.SessionID] = a.group
-	a.n++
+	a.ids = append(a.ids, run.SessionID)
 }
 
-// queue queues the pipeline's statements on b.
-func (a *appends) queue(b *pgx.Batch) {
+// batchSender is what a pipeline goes on: a connection, where it is an
+// implicit transaction of its own, or a transaction.
+type batchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// send sends the pipeline on to and reads its outcomes: wrote[k] says
+// append k inserted its events, and token[k], for an append that took its
+// lease, the lease's token (0: not taken). Once an append of a session
+// wrote nothing (its log moved on, or the lease was taken), every later
+// append of that session counts as not written either, whatever its
+// statement reported. end names what ending the pipeline does on to
+// ("commit" on a connection), for its error.
+func (a *appends) send(ctx context.Context, to batchSender, end string) (wrote []bool, token []int64, err error) {
+	var b pgx.Batch
 	for _, it := range a.items {
 		if it.rows != nil {
 			q, args := it.rows.statement()
@@ -81,13 +97,30 @@ func (a *appends) queue(b *pgx.Batch) {
 			b.Queue(it.q, it.args...)
 		}
 	}
+	br := to.SendBatch(ctx, &b)
+	wrote, token, err = a.read(br)
+	if err != nil {
+		br.Close()
+		return nil, nil, fmt.Errorf("append: %w", err)
+	}
+	if err := br.Close(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", end, err)
+	}
+	moved := map[string]bool{}
+	for k, id := range a.ids {
+		if moved[id] {
+			wrote[k] = false
+		} else if !wrote[k] {
+			moved[id] = true
+		}
+	}
+	return wrote, token, nil
 }
 
-// read reads the outcomes of the queued statements: wrote[k] says append
-// k inserted its events, and token[k], for an append that took its lease,
-// the lease's token (0: not taken).
+// read reads the outcomes of the statements send queued, as send reports
+// them before telling later appends of a moved session.
 func (a *appends) read(br pgx.BatchResults) (wrote []bool, token []int64, err error) {
-	wrote, token = make([]bool, a.n), make([]int64, a.n)
+	wrote, token = make([]bool, len(a.ids)), make([]int64, len(a.ids))
 	for _, it := range a.items {
 		if it.rows != nil && len(it.rows.rows) == 1 {
 			it = appendItem{k: it.rows.k[0]} // written by progressStatement

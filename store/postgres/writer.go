@@ -306,7 +306,6 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 	}
 	planned := map[string]loop.Summary{}
 	sums := make([]loop.Summary, len(w.taken))
-	ids := make([]string, len(w.taken))
 	if w.appends == nil {
 		w.appends = newAppends()
 	}
@@ -319,29 +318,21 @@ func (w *writer) writeOneTrip(ctx context.Context, wrote [][]bool) (stale []int,
 			sum = w.cache[run.SessionID]
 		}
 		next := w.queueAppend(a, r, run, r.Data[0], sum, r.Acquire != nil)
-		planned[run.SessionID], sums[i], ids[i] = next, next, run.SessionID
+		planned[run.SessionID], sums[i] = next, next
 	}
-	var b pgx.Batch
-	a.queue(&b)
-	br := conn.SendBatch(ctx, &b)
-	written, tokens, err := a.read(br)
+	written, tokens, err := a.send(ctx, conn, "commit")
 	if err != nil {
-		br.Close()
-		return nil, w.s.errf("append: %w", err)
+		return nil, w.s.errf("%w", err)
 	}
-	if err := br.Close(); err != nil {
-		return nil, w.s.errf("commit: %w", err)
-	}
-	laterNotWritten(written, ids)
 	for i, ok := range written {
 		wrote[i] = []bool{ok}
 		if acq := w.taken[i].Acquire; acq != nil {
 			acq.Token = tokens[i]
 		}
-		if ok {
-			w.cache[ids[i]] = sums[i]
+		if id := w.taken[i].Runs[0].SessionID; ok {
+			w.cache[id] = sums[i]
 		} else {
-			delete(w.cache, ids[i])
+			delete(w.cache, id)
 			stale = append(stale, i)
 		}
 	}
@@ -431,28 +422,14 @@ func (p *pipeline) flush(ctx context.Context) error {
 	if len(p.queued) == 0 {
 		return nil
 	}
-	runs := make([]appendcheck.Run, len(p.queued))
-	ids := make([]string, len(p.queued))
-	for k, q := range p.queued {
-		runs[k] = p.w.taken[q.i].Runs[0]
-		ids[k] = runs[k].SessionID
-	}
-	var b pgx.Batch
-	p.appends.queue(&b)
-	br := p.tx.SendBatch(ctx, &b)
-	written, _, err := p.appends.read(br)
+	written, _, err := p.appends.send(ctx, p.tx, "append")
 	if err != nil {
-		br.Close()
-		return p.w.s.errf("append: %w", err)
+		return p.w.s.errf("%w", err)
 	}
-	if err := br.Close(); err != nil {
-		return p.w.s.errf("append: %w", err)
-	}
-	laterNotWritten(written, ids)
 	for k, q := range p.queued {
 		if written[k] {
 			p.wrote[q.i][0] = true
-			p.w.cache[runs[k].SessionID] = q.sum
+			p.w.cache[p.w.taken[q.i].Runs[0].SessionID] = q.sum
 		} else {
 			p.errs[q.i] = errStale // told apart below
 		}
@@ -482,7 +459,8 @@ func (p *pipeline) flush(ctx context.Context) error {
 		}
 		p.errs[q.i] = appendcheck.Conflict(run, sum.LastSeq)
 	}
-	p.appends, p.queued = nil, p.queued[:0]
+	p.appends.reset()
+	p.queued = p.queued[:0]
 	clear(p.planned)
 	return nil
 }
@@ -627,21 +605,6 @@ func progressStatement(r *request, run appendcheck.Run, sum loop.Summary, prev i
 	up := `UPDATE sessions SET status = $2, reason = $3, iteration = $4, tokens = $5, cost_usd = $6, updated_at = $7, last_seq = $8
 	WHERE id = $1 AND last_seq = $9` + guard + ` RETURNING id`
 	return withBatch(fence, up, 11, ""), args
-}
-
-// laterNotWritten marks, once an append of a session wrote nothing (its
-// log moved on, or the lease was taken), every later append of that
-// session (ids[k] is append k's) as not written either, whatever its
-// statement reported.
-func laterNotWritten(written []bool, ids []string) {
-	moved := map[string]bool{}
-	for k, id := range ids {
-		if moved[id] {
-			written[k] = false
-		} else if !written[k] {
-			moved[id] = true
-		}
-	}
 }
 
 // writeAcquiring writes a request that takes its session's lease with it
