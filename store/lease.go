@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/agentloop/agentloop/loop"
@@ -75,6 +76,19 @@ type LeaseRenewer interface {
 	// from them was lost, as Renew's ErrLeaseLost says. On an error some
 	// may have been renewed, and the caller is not told which.
 	RenewAll(ctx context.Context, leases []Lease, ttl time.Duration) ([]Lease, error)
+}
+
+// RenewOne renews one lease with RenewAll, as Renew does: ErrLeaseLost
+// when it is no longer held. For a store whose Renew is its RenewAll.
+func RenewOne(ctx context.Context, rn LeaseRenewer, l Lease, ttl time.Duration) (Lease, error) {
+	renewed, err := rn.RenewAll(ctx, []Lease{l}, ttl)
+	if err != nil {
+		return Lease{}, err
+	}
+	if len(renewed) == 0 {
+		return Lease{}, fmt.Errorf("session %s, token %d: %w", l.SessionID, l.Token, ErrLeaseLost)
+	}
+	return renewed[0], nil
 }
 
 // RenewEach renews leases one Renew at a time, as RenewAll reports it:

@@ -53,13 +53,7 @@ func buildAgentloop(t *testing.T) string {
 
 // freeAddr is an address for a server restarted on it: below the
 // ephemeral range, so no outgoing connection takes it meanwhile.
-func freeAddr(t *testing.T) string {
-	p, err := testport.Free()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "127.0.0.1:" + strconv.Itoa(p)
-}
+func freeAddr(t *testing.T) string { return "127.0.0.1:" + strconv.Itoa(testport.Port(t)) }
 
 func (s *agentloopServe) start() {
 	s.t.Helper()

@@ -123,7 +123,7 @@ func serve(t *testing.T, script, mode string, port int) *exec.Cmd {
 // back to the HTTP+SSE transport by itself.
 func TestNpmSSEServer(t *testing.T) {
 	script := everything(t)
-	port := freePort(t)
+	port := testport.Port(t)
 	serve(t, script, "sse", port)
 	s, err := mcp.Connect(t.Context(), mcp.ServerConfig{Name: "everything", URL: "http://127.0.0.1:" + strconv.Itoa(port) + "/sse"})
 	if err != nil {
@@ -140,7 +140,7 @@ func TestNpmSSEServer(t *testing.T) {
 // call is sent again on a new session and succeeds.
 func TestNpmServerRestartReadOnlyCall(t *testing.T) {
 	script := everything(t)
-	port := freePort(t)
+	port := testport.Port(t)
 	first := serve(t, script, "streamableHttp", port)
 	s, err := mcp.Connect(t.Context(), mcp.ServerConfig{Name: "everything", URL: "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"})
 	if err != nil {
@@ -158,12 +158,4 @@ func TestNpmServerRestartReadOnlyCall(t *testing.T) {
 	if err != nil || res.IsError || len(res.Images) != 1 {
 		t.Fatalf("read-only call after the restart: %+v, %v", res, err)
 	}
-}
-
-func freePort(t *testing.T) int {
-	p, err := testport.Free()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -38,6 +39,16 @@ func Free() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Port is Free for a test, which it fails when no port can be had.
+func Port(t testing.TB) int {
+	t.Helper()
+	p, err := Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // minPort is the lowest port Free picks: above the well-known and most

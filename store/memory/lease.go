@@ -45,21 +45,7 @@ func (s *Store) grantLocked(id, owner string, ttl time.Duration) (store.Lease, e
 
 // Renew extends a lease still held.
 func (s *Store) Renew(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
-	if err := ctx.Err(); err != nil {
-		return store.Lease{}, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return store.Lease{}, fmt.Errorf("memory store: renew session %s: %w", l.SessionID, store.ErrClosed)
-	}
-	cur, ok := s.leases[l.SessionID]
-	if !ok || cur.Token != l.Token {
-		return store.Lease{}, fmt.Errorf("session %s, token %d: %w", l.SessionID, l.Token, store.ErrLeaseLost)
-	}
-	cur.Expires = s.clock().Add(ttl)
-	s.leases[l.SessionID] = cur
-	return cur, nil
+	return store.RenewOne(ctx, s, l, ttl)
 }
 
 // RenewAll renews the leases still held (see store.LeaseRenewer).

@@ -69,22 +69,7 @@ func (w *writer) grant(ctx context.Context, id string, a *appendq.Acquisition) (
 
 // Renew extends a lease still held.
 func (s *Store) Renew(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
-	out := l
-	err := s.exec(ctx, "renew session "+l.SessionID, func(ctx context.Context, w *writer) error {
-		out.Expires = s.opts.clock().Add(ttl)
-		res, err := w.conn.ExecContext(ctx, `UPDATE leases SET expires_at = ? WHERE session_id = ? AND token = ?`, out.Expires.UnixNano(), l.SessionID, l.Token)
-		if err != nil {
-			return fmt.Errorf("sqlite store %s: renew lease of %s: %w", s.path, l.SessionID, err)
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return fmt.Errorf("session %s, token %d: %w", l.SessionID, l.Token, store.ErrLeaseLost)
-		}
-		return nil
-	})
-	if err != nil {
-		return store.Lease{}, err
-	}
-	return out, nil
+	return store.RenewOne(ctx, s, l, ttl)
 }
 
 // RenewAll renews the leases still held in one transaction (see
@@ -93,8 +78,12 @@ func (s *Store) RenewAll(ctx context.Context, leases []store.Lease, ttl time.Dur
 	if len(leases) == 0 {
 		return nil, nil
 	}
+	what := fmt.Sprintf("renew %d leases", len(leases))
+	if len(leases) == 1 {
+		what = "renew session " + leases[0].SessionID
+	}
 	var renewed []store.Lease
-	err := s.exec(ctx, fmt.Sprintf("renew %d leases", len(leases)), func(ctx context.Context, w *writer) error {
+	err := s.exec(ctx, what, func(ctx context.Context, w *writer) error {
 		expires := s.opts.clock().Add(ttl)
 		st, err := w.conn.PrepareContext(ctx, `UPDATE leases SET expires_at = ? WHERE session_id = ? AND token = ?`)
 		if err != nil {
