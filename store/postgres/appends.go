@@ -134,7 +134,7 @@ func (a *appends) read(br pgx.BatchResults) (wrote []bool, token []int64, err er
 				return nil, nil, err
 			}
 			if inserted != int64(len(written)) || told != inserted {
-				return nil, nil, fmt.Errorf("a shared append statement wrote %d sessions' rows but inserted %d batches and sent %d notices", len(written), inserted, told)
+				return nil, nil, fmt.Errorf("a shared append statement wrote %d sessions' rows but inserted %d batches and sent %d notices: a bug in agentloop, please report it; whether these appends were committed is not known, and appending them again is safe", len(written), inserted, told)
 			}
 			for _, row := range written {
 				wrote[it.rows.k[row-1]] = true // ordinals count from 1
