@@ -60,6 +60,10 @@ type contender struct {
 
 var all = []contender{
 	{Name: "baseline", Module: "main", Pkg: "./bench/compare/contenders/baseline"},
+	// The floors of a durable loop: the baseline plus, before each tool
+	// call, one commit of one row, waited for (see the report's floors).
+	{Name: "baseline-sqlite-commit", Module: "main", Pkg: "./bench/compare/contenders/baseline", Args: []string{"-commit", "sqlite"}},
+	{Name: "baseline-postgres-commit", Module: "main", Pkg: "./bench/compare/contenders/baseline", Args: []string{"-commit", "postgres"}, optIn: true},
 	// The path the product takes: sessions started through package service
 	// (a lease each, every append fenced), as `agentloop run` and
 	// `agentloop serve` start them.
@@ -272,6 +276,7 @@ func run(s settings, only, outPath, jsonPath, profDir string) error {
 			return err
 		}
 		rep.Sequential.Rows = seqRows(contenders, rep.Sequential.Rounds)
+		rep.Sequential.Floors = floorRows(contenders, rep.Sequential.Rounds)
 	}
 
 	// Profiles of agentloop's sequential run.

@@ -59,3 +59,51 @@ func TestSummaryAndTargets(t *testing.T) {
 		}
 	}
 }
+
+func TestFloorsSetAPlainToolBesideItsCommit(t *testing.T) {
+	cs := []contender{{Name: "baseline"}, {Name: "baseline-sqlite-commit"}, {Name: "agentloop-sqlite-plain"}, {Name: "agentloop-memory"}, {Name: "eino-react"}}
+	res := func(ns, allocs float64) *harness.Result {
+		return &harness.Result{NsPerIter: ns, CPUNsPerIter: ns / 2, AllocsPerIter: allocs}
+	}
+	rounds := []map[string]*harness.Result{
+		{"baseline": res(100, 100), "baseline-sqlite-commit": res(130, 50), "agentloop-sqlite-plain": res(156, 150), "eino-react": res(150, 300), "agentloop-memory": res(110, 120)},
+		{"baseline": res(200, 100), "baseline-sqlite-commit": res(250, 50), "agentloop-sqlite-plain": res(325, 150), "eino-react": res(300, 300), "agentloop-memory": res(220, 120)},
+		{"baseline": res(100, 100), "baseline-sqlite-commit": res(140, 50), "agentloop-sqlite-plain": res(154, 150), "eino-react": res(150, 300), "agentloop-memory": res(110, 120)},
+	}
+	rep := &report{}
+	rep.Sequential.Rounds = rounds
+	rep.Sequential.Rows = seqRows(cs, rounds)
+	rep.Sequential.Floors = floorRows(cs, rounds)
+	if len(rep.Sequential.Floors) != 1 {
+		t.Fatalf("floors %+v", rep.Sequential.Floors)
+	}
+	f := rep.Sequential.Floors[0]
+	// floor/base per round: 1.3, 1.25, 1.4; plain/floor: 1.2, 1.3, 1.1.
+	if f.Floor != "baseline-sqlite-commit" || f.FloorRatio.Median != 1.3 || f.Ratio.Median != 1.2 || f.Ratio.Min != 1.1 || f.Ratio.Max != 1.3 {
+		t.Fatalf("floor row %+v", f)
+	}
+	rep.Targets = targets(rep)
+	var plain, allocs target
+	for _, tg := range rep.Targets {
+		switch tg.Name {
+		case "sequential wall per iteration, agentloop-sqlite-plain":
+			plain = tg
+		case "allocations per iteration, agentloop-memory":
+			allocs = tg
+		}
+	}
+	if !strings.Contains(plain.Got, "its floor, baseline-sqlite-commit, 1.30×") {
+		t.Errorf("plain target %+v", plain)
+	}
+	// The floors are bare loops, not frameworks: the fewest allocations
+	// of the peers is eino's, not the floor's 50.
+	if !strings.Contains(allocs.Want, "eino-react, 300") || !allocs.Met {
+		t.Errorf("allocations target %+v", allocs)
+	}
+	md := markdown(rep)
+	for _, want := range []string{"### Floors of a tool that must not run twice", "| agentloop-sqlite-plain | baseline-sqlite-commit | 1.30× (rounds 1.25–1.40) | 1.20× (rounds 1.10–1.30) |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}

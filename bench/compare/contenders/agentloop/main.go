@@ -27,13 +27,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/agentloop/agentloop/bench/compare/harness"
+	"github.com/agentloop/agentloop/bench/compare/rundb"
 	"github.com/agentloop/agentloop/bench/compare/workload"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
@@ -42,7 +40,6 @@ import (
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/store/memory"
 	"github.com/agentloop/agentloop/store/postgres"
-	"github.com/agentloop/agentloop/store/postgres/pgtest"
 	"github.com/agentloop/agentloop/store/sqlite"
 	"github.com/agentloop/agentloop/tool"
 )
@@ -276,35 +273,9 @@ type pgLog struct {
 func (l pgLog) Close() error { return errors.Join(l.Store.Close(), l.drop()) }
 
 func openPostgres(ctx context.Context, url string) (store.Store, error) {
-	stop := func() {}
-	if url == "" {
-		u, s, err := pgtest.StartServer(true)
-		if err != nil {
-			return nil, fmt.Errorf("-store postgres: %w (or pass -pg URL)", err)
-		}
-		url, stop = u, s
-	}
-	admin, err := pgx.Connect(ctx, url)
+	dbURL, drop, err := rundb.Postgres(ctx, url)
 	if err != nil {
-		stop()
 		return nil, fmt.Errorf("-store postgres: %w", err)
-	}
-	name := fmt.Sprintf("agentloop_bench_%d", os.Getpid())
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close(ctx)
-		stop()
-		return nil, fmt.Errorf("-store postgres: %w", err)
-	}
-	drop := func() error {
-		defer stop()
-		defer admin.Close(context.Background())
-		_, err := admin.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
-		return err
-	}
-	rest, query, _ := strings.Cut(url, "?")
-	dbURL := rest[:strings.LastIndex(rest, "/")] + "/" + name
-	if query != "" {
-		dbURL += "?" + query
 	}
 	s, err := postgres.Open(ctx, dbURL)
 	if err != nil {

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "modernc.org/sqlite" // the driver store/sqlite uses
+
+	"github.com/agentloop/agentloop/bench/compare/rundb"
+)
+
+// recorder commits one row for a tool call before the call runs: the
+// least a loop can write so that, after a crash, it knows a tool that must
+// not run twice may have run. Record returns once the row is durable in
+// the sense the store it stands for promises: for SQLite (WAL,
+// synchronous=NORMAL) once the commit is in the operating system's hands,
+// which survives the process being killed; for PostgreSQL once the server
+// flushed it (fsync on).
+type recorder interface {
+	Record(ctx context.Context, session string, call int, id, args string) error
+	Close() error
+}
+
+func newRecorder(ctx context.Context, kind, dir, pgURL string) (recorder, error) {
+	switch kind {
+	case "sqlite":
+		return openSQLiteRecorder(ctx, filepath.Join(dir, "calls.db"))
+	case "postgres":
+		return openPostgresRecorder(ctx, pgURL)
+	}
+	return nil, fmt.Errorf("-commit %q: want sqlite or postgres (or nothing)", kind)
+}
+
+// createCalls makes the one table, with no index to keep: the least a
+// commit can write.
+const createCalls = `CREATE TABLE calls (session TEXT NOT NULL, call INTEGER NOT NULL, call_id TEXT NOT NULL, args TEXT NOT NULL)`
+
+// sqliteRecorder commits each row alone, on one connection: a single
+// writer, as SQLite has.
+type sqliteRecorder struct {
+	db  *sql.DB
+	ins *sql.Stmt
+}
+
+func openSQLiteRecorder(ctx context.Context, path string) (*sqliteRecorder, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_busy_timeout=10000&_journal_mode=WAL&_synchronous=NORMAL")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		db.Close()
+		return nil, fmt.Errorf("sqlite %s: journal mode %q, want wal (%v)", path, mode, err)
+	}
+	if _, err := db.ExecContext(ctx, createCalls); err != nil {
+		db.Close()
+		return nil, err
+	}
+	ins, err := db.PrepareContext(ctx, `INSERT INTO calls (session, call, call_id, args) VALUES (?, ?, ?, ?)`)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &sqliteRecorder{db: db, ins: ins}, nil
+}
+
+func (r *sqliteRecorder) Record(ctx context.Context, session string, call int, id, args string) error {
+	_, err := r.ins.ExecContext(ctx, session, call, id, args)
+	return err
+}
+
+func (r *sqliteRecorder) Close() error { return errors.Join(r.ins.Close(), r.db.Close()) }
+
+// postgresRecorder commits each row alone, from a pool.
+type postgresRecorder struct {
+	pool *pgxpool.Pool
+	drop func() error
+}
+
+func openPostgresRecorder(ctx context.Context, url string) (*postgresRecorder, error) {
+	dbURL, drop, err := rundb.Postgres(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("-commit postgres: %w", err)
+	}
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err == nil {
+		_, err = pool.Exec(ctx, createCalls)
+	}
+	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, errors.Join(fmt.Errorf("-commit postgres: %w", err), drop())
+	}
+	return &postgresRecorder{pool: pool, drop: drop}, nil
+}
+
+func (r *postgresRecorder) Record(ctx context.Context, session string, call int, id, args string) error {
+	_, err := r.pool.Exec(ctx, `INSERT INTO calls (session, call, call_id, args) VALUES ($1, $2, $3, $4)`, session, call, id, args)
+	return err
+}
+
+func (r *postgresRecorder) Close() error {
+	r.pool.Close()
+	return r.drop()
+}
