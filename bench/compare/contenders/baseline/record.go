@@ -70,7 +70,10 @@ func openSQLiteRecorder(ctx context.Context, path string) (*sqliteRecorder, erro
 }
 
 func (r *sqliteRecorder) Record(ctx context.Context, session string, call int, id, args string) error {
-	_, err := r.ins.ExecContext(ctx, session, call, id, args)
+	// Without the caller's cancellation, as store/sqlite's writer runs its
+	// statements: for a context that can be cancelled the driver starts a
+	// goroutine per statement to watch it, which is no part of a floor.
+	_, err := r.ins.ExecContext(context.WithoutCancel(ctx), session, call, id, args)
 	return err
 }
 
