@@ -230,14 +230,22 @@ func run(c Contender, o options) (*Result, error) {
 	}
 	res := &Result{Contender: c.Name, Notes: c.Notes, Mode: o.mode, Sessions: o.sessions, Iterations: o.sessions * workload.Iterations,
 		GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	// fail closes the runtime (its databases, a server it started) before
+	// reporting a failure of the warm-up.
+	fail := func(err error) (*Result, error) {
+		if rt.Close != nil {
+			err = errors.Join(err, rt.Close())
+		}
+		return nil, err
+	}
 	for i := range o.warmup {
 		if err := Once(ctx, rt); err != nil {
-			return nil, fmt.Errorf("warm-up session %d: %w", i, err)
+			return fail(fmt.Errorf("warm-up session %d: %w", i, err))
 		}
 	}
 	// The measured part pays for its own commits, not the warm-up's.
 	if err := rt.settle(); err != nil {
-		return nil, fmt.Errorf("warm-up: %w", err)
+		return fail(fmt.Errorf("warm-up: %w", err))
 	}
 	var merr error
 	if o.mode == "seq" {

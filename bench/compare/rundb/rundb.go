@@ -5,35 +5,40 @@ package rundb
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net/url"
 	"os"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentloop/agentloop/store/postgres/pgtest"
 )
 
-// Postgres makes a database named for this process on the server at url
-// — or, when url is empty, on a durable server it starts (pgtest) — and
-// returns its URL and the function that drops it (and stops the server it
-// started).
-func Postgres(ctx context.Context, url string) (dbURL string, drop func() error, err error) {
+// Postgres makes a database named for this process on the server at
+// serverURL (postgres://…) — or, when serverURL is empty, on a durable
+// server it starts (pgtest) — and returns its URL and the function that
+// drops it (and stops the server it started).
+func Postgres(ctx context.Context, serverURL string) (dbURL string, drop func() error, err error) {
+	name := fmt.Sprintf("agentloop_bench_%d", os.Getpid())
 	stop := func() {}
-	if url == "" {
+	if serverURL == "" {
 		u, s, err := pgtest.StartServer(true)
 		if err != nil {
 			return "", nil, fmt.Errorf("%w (or pass -pg URL)", err)
 		}
-		url, stop = u, s
+		serverURL, stop = u, s
 	}
-	admin, err := pgx.Connect(ctx, url)
+	u, err := url.Parse(serverURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		stop()
+		return "", nil, fmt.Errorf("%q: want a postgres:// URL", serverURL)
+	}
+	u.Path = "/" + name
+	admin, err := pgx.Connect(ctx, serverURL)
 	if err != nil {
 		stop()
 		return "", nil, err
 	}
-	name := fmt.Sprintf("agentloop_bench_%d", os.Getpid())
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		admin.Close(ctx)
 		stop()
@@ -45,14 +50,5 @@ func Postgres(ctx context.Context, url string) (dbURL string, drop func() error,
 		_, err := admin.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
 		return err
 	}
-	rest, query, _ := strings.Cut(url, "?")
-	i := strings.LastIndex(rest, "/")
-	if i < 0 {
-		return "", nil, errors.Join(fmt.Errorf("%q: not a postgres:// URL with a database", url), drop())
-	}
-	dbURL = rest[:i] + "/" + name
-	if query != "" {
-		dbURL += "?" + query
-	}
-	return dbURL, drop, nil
+	return u.String(), drop, nil
 }

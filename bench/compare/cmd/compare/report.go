@@ -123,8 +123,16 @@ func floorRows(cs []contender, rounds []map[string]*harness.Result) []floorRow {
 		if !ok {
 			continue
 		}
-		_, toFloor := perRoundTo(rounds, c.Name, floor, wall)
-		_, floorToBase := perRound(rounds, floor, wall)
+		// Only rounds in which the contender, its floor and the baseline
+		// all ran: both ratios then describe the same rounds.
+		var same []map[string]*harness.Result
+		for _, r := range rounds {
+			if r[c.Name] != nil && r[floor] != nil && r["baseline"] != nil {
+				same = append(same, r)
+			}
+		}
+		_, toFloor := perRoundTo(same, c.Name, floor, wall)
+		_, floorToBase := perRound(same, floor, wall)
 		if len(toFloor) == 0 || len(floorToBase) == 0 {
 			continue
 		}

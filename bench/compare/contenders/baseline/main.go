@@ -38,7 +38,7 @@ func main() {
 		}
 		return harness.Contender{
 			Name:  "baseline-" + commit + "-commit",
-			Notes: "the hand-written loop plus, before each tool call, one " + commit + " commit of one row recording the call, waited for: the floor of a durable loop",
+			Notes: "the hand-written loop plus, before each tool call, one " + map[string]string{"sqlite": "SQLite", "postgres": "PostgreSQL"}[commit] + " commit of one row recording the call, waited for: the floor of a durable loop",
 			New: func(ctx context.Context, env harness.Env) (*harness.Runtime, error) {
 				rec, err := newRecorder(ctx, commit, env.Dir, pg)
 				if err != nil {

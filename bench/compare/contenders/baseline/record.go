@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "modernc.org/sqlite" // the driver store/sqlite uses
@@ -47,26 +48,46 @@ type sqliteRecorder struct {
 }
 
 func openSQLiteRecorder(ctx context.Context, path string) (*sqliteRecorder, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_busy_timeout=10000&_journal_mode=WAL&_synchronous=NORMAL")
+	// The keys store/sqlite opens its database with; a file: URI, so that
+	// '?' or '#' in the path cannot be taken for parameters.
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	db, err := sql.Open("sqlite", "file:"+esc.Replace(path)+"?_busy_timeout=10000&_journal_mode=WAL&_synchronous=NORMAL")
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
+	r := &sqliteRecorder{db: db}
+	if err := r.prepare(ctx, path); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// prepare checks the settings a commit's cost depends on and makes the
+// table. No commit checkpoints the WAL into the database file: store/sqlite
+// does that on a connection of its own, off the commits' path, and a floor
+// pays for no more than the commit.
+func (r *sqliteRecorder) prepare(ctx context.Context, path string) error {
 	var mode string
-	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
-		db.Close()
-		return nil, fmt.Errorf("sqlite %s: journal mode %q, want wal (%v)", path, mode, err)
+	var sync int
+	if err := r.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
 	}
-	if _, err := db.ExecContext(ctx, createCalls); err != nil {
-		db.Close()
-		return nil, err
+	if err := r.db.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync); err != nil {
+		return err
 	}
-	ins, err := db.PrepareContext(ctx, `INSERT INTO calls (session, call, call_id, args) VALUES (?, ?, ?, ?)`)
-	if err != nil {
-		db.Close()
-		return nil, err
+	if mode != "wal" || sync != 1 {
+		return fmt.Errorf("sqlite %s: journal_mode %q and synchronous %d, want wal and 1 (NORMAL), as store/sqlite", path, mode, sync)
 	}
-	return &sqliteRecorder{db: db, ins: ins}, nil
+	for _, q := range []string{"PRAGMA wal_autocheckpoint = 0", createCalls} {
+		if _, err := r.db.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	var err error
+	r.ins, err = r.db.PrepareContext(ctx, `INSERT INTO calls (session, call, call_id, args) VALUES (?, ?, ?, ?)`)
+	return err
 }
 
 func (r *sqliteRecorder) Record(ctx context.Context, session string, call int, id, args string) error {

@@ -67,6 +67,7 @@ func TestSQLiteFloorCommitsEachCallBeforeItRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer rec.Close() // again: closing twice is harmless
 	runRecorded(t, rec)
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
