@@ -64,10 +64,13 @@ type contender struct {
 
 var all = []contender{
 	{Name: "baseline", Module: "main", Pkg: "./bench/compare/contenders/baseline"},
-	// The floors of a durable loop: the baseline plus, before each tool
-	// call, one commit of one row, waited for (see the report's floors).
+	// The floors of a durable loop: the baseline plus one commit of one
+	// row, waited for, before each tool call or at each session's end (see
+	// the report's floors).
 	{Name: "baseline-sqlite-commit", Module: "main", Pkg: "./bench/compare/contenders/baseline", Args: []string{"-commit", "sqlite"}, seqOnly: true},
+	{Name: "baseline-sqlite-end-commit", Module: "main", Pkg: "./bench/compare/contenders/baseline", Args: []string{"-commit", "sqlite", "-at", "end"}, seqOnly: true},
 	{Name: "baseline-postgres-commit", Module: "main", Pkg: "./bench/compare/contenders/baseline", Args: []string{"-commit", "postgres"}, optIn: true, seqOnly: true},
+	{Name: "baseline-postgres-end-commit", Module: "main", Pkg: "./bench/compare/contenders/baseline", Args: []string{"-commit", "postgres", "-at", "end"}, optIn: true, seqOnly: true},
 	// The path the product takes: sessions started through package service
 	// (a lease each, every append fenced), as `agentloop run` and
 	// `agentloop serve` start them.

@@ -95,14 +95,20 @@ func perRoundTo(rounds []map[string]*harness.Result, name, to string, f func(*ha
 	return vals, ratios
 }
 
-// floorOf names, for each contender whose tool waits for a commit before
-// every call, the bare loop that pays only that commit: one row, alone,
-// in the same kind of database (contender baseline -commit).
+// floorOf names, for each durable contender, the bare loop that pays only
+// the commits it must wait for: one row, alone, in the same kind of
+// database (contender baseline -commit). A plain tool waits for one
+// before every call; a session whose end is durable when it returns, for
+// one at its end.
 var floorOf = map[string]string{
 	"agentloop-sqlite-plain":           "baseline-sqlite-commit",
 	"agentloop-service-sqlite-plain":   "baseline-sqlite-commit",
 	"agentloop-postgres-plain":         "baseline-postgres-commit",
 	"agentloop-service-postgres-plain": "baseline-postgres-commit",
+	"agentloop-sqlite":                 "baseline-sqlite-end-commit",
+	"agentloop-service-sqlite":         "baseline-sqlite-end-commit",
+	"agentloop-postgres":               "baseline-postgres-end-commit",
+	"agentloop-service-postgres":       "baseline-postgres-end-commit",
 }
 
 // floorRow sets a contender beside its floor, in the same rounds.
@@ -487,8 +493,8 @@ func markdown(rep *report) string {
 		p("\n")
 	}
 	if len(rep.Sequential.Floors) > 0 {
-		p("### Floors of a tool that must not run twice\n\n")
-		p("A plain tool (not declared idempotent) may run only once the reply that asked for it is durable, so every call waits for a commit. A floor is the bare loop plus that commit and nothing else: one row recording the call, committed alone and waited for, in the same kind of database (`baseline -commit sqlite|postgres`). Wall per iteration, medians of the per-round ratios.\n\n")
+		p("### Floors: the commits a durable loop must wait for\n\n")
+		p("A plain tool (not declared idempotent) may run only once the reply that asked for it is durable, so every call waits for a commit; a session whose end is durable when Run returns waits for one commit at its end. A floor is the bare loop plus those commits and nothing else: one row each, committed alone and waited for, in the same kind of database (`baseline -commit sqlite|postgres -at call|end`). Wall per iteration, medians of the per-round ratios, over the rounds in which the contender, its floor and the baseline all ran.\n\n")
 		p("| contender | floor | floor × base | contender × floor |\n|---|---|---|---|\n")
 		for _, f := range rep.Sequential.Floors {
 			p("| %s | %s | %s (rounds %.2f–%.2f) | %s (rounds %.2f–%.2f) |\n", f.Contender, f.Floor,

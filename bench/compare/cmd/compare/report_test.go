@@ -101,7 +101,7 @@ func TestFloorsSetAPlainToolBesideItsCommit(t *testing.T) {
 		t.Errorf("allocations target %+v", allocs)
 	}
 	md := markdown(rep)
-	for _, want := range []string{"### Floors of a tool that must not run twice", "| agentloop-sqlite-plain | baseline-sqlite-commit | 1.30× (rounds 1.25–1.40) | 1.20× (rounds 1.10–1.30) |"} {
+	for _, want := range []string{"### Floors: the commits a durable loop must wait for", "| agentloop-sqlite-plain | baseline-sqlite-commit | 1.30× (rounds 1.25–1.40) | 1.20× (rounds 1.10–1.30) |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}

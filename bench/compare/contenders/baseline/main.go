@@ -3,11 +3,13 @@
 // nothing else — no framework, no persistence. Every other contender's
 // numbers are read as a ratio to this one, measured in the same run.
 //
-// With -commit sqlite or -commit postgres it is the floor of a durable
-// loop instead: before each tool call it commits one row recording the
-// call and waits for that commit, the least any runtime must pay for a
-// tool that must not run twice after a crash. agentloop with a plain tool
-// pays one such commit per call, and more besides (its log, its summary).
+// With -commit sqlite or -commit postgres it is a floor of a durable loop
+// instead. Before each tool call it commits one row recording the call
+// and waits for that commit: the least any runtime must pay for a tool
+// that must not run twice after a crash (agentloop with a plain tool pays
+// one such commit per call, and more besides: its log, its summary). With
+// -at end it commits one row when the session ends, before Run returns:
+// the least a runtime pays whose sessions are durable when they return.
 package main
 
 import (
@@ -25,26 +27,39 @@ import (
 )
 
 func main() {
-	var commit, pg string
-	flag.StringVar(&commit, "commit", "", "sqlite or postgres: before each tool call, commit one row recording it and wait for the commit (SQLite in WAL mode, synchronous=NORMAL, as store/sqlite; PostgreSQL with fsync on); empty: nothing persisted")
+	var commit, at, pg string
+	flag.StringVar(&commit, "commit", "", "sqlite or postgres: commit one row and wait for the commit, where -at says (SQLite in WAL mode, synchronous=NORMAL, as store/sqlite; PostgreSQL with fsync on); empty: nothing persisted")
+	flag.StringVar(&at, "at", "call", "-commit: call (before each tool call: the floor of a tool that must not run twice) or end (once, when the session ends: the floor of a session whose end is durable when it returns)")
 	flag.StringVar(&pg, "pg", os.Getenv("AGENTLOOP_BENCH_POSTGRES"), "-commit postgres: a server's URL (postgres://…; a database is made for the run and dropped); empty: start a server of its own")
 	harness.Main(func() harness.Contender {
 		if commit == "" {
 			return harness.Contender{
 				Name:  "baseline",
 				Notes: "hand-written loop: net/http + encoding/json, no framework, nothing persisted",
-				New:   func(ctx context.Context, env harness.Env) (*harness.Runtime, error) { return newRuntime(ctx, env, nil) },
+				New: func(ctx context.Context, env harness.Env) (*harness.Runtime, error) {
+					return newRuntime(ctx, env, durable{})
+				},
 			}
 		}
+		db := map[string]string{"sqlite": "SQLite", "postgres": "PostgreSQL"}[commit]
+		name, notes := "baseline-"+commit+"-commit", "the hand-written loop plus, before each tool call, one "+db+" commit of one row recording the call, waited for: the floor of a tool that must not run twice"
+		switch at {
+		case "call":
+		case "end":
+			name, notes = "baseline-"+commit+"-end-commit", "the hand-written loop plus, when a session ends, one "+db+" commit of one row recording its end, waited for: the floor of a session whose end is durable when it returns"
+		default:
+			fmt.Fprintf(os.Stderr, "baseline: -at %q: want call or end\n", at)
+			os.Exit(2)
+		}
 		return harness.Contender{
-			Name:  "baseline-" + commit + "-commit",
-			Notes: "the hand-written loop plus, before each tool call, one " + map[string]string{"sqlite": "SQLite", "postgres": "PostgreSQL"}[commit] + " commit of one row recording the call, waited for: the floor of a durable loop",
+			Name:  name,
+			Notes: notes,
 			New: func(ctx context.Context, env harness.Env) (*harness.Runtime, error) {
 				rec, err := newRecorder(ctx, commit, env.Dir, pg)
 				if err != nil {
 					return nil, err
 				}
-				rt, err := newRuntime(ctx, env, rec)
+				rt, err := newRuntime(ctx, env, durable{rec: rec, atEnd: at == "end"})
 				if err != nil {
 					rec.Close()
 					return nil, err
@@ -56,9 +71,15 @@ func main() {
 	})
 }
 
-// newRuntime runs sessions of the bare loop; with rec, each tool call is
-// recorded by it, durably, before the call runs.
-func newRuntime(_ context.Context, env harness.Env, rec recorder) (*harness.Runtime, error) {
+// durable is what a run records: nothing (no rec), each tool call before
+// it runs, or each session's end before Run returns (atEnd).
+type durable struct {
+	rec   recorder
+	atEnd bool
+}
+
+// newRuntime runs sessions of the bare loop, recording what d says.
+func newRuntime(_ context.Context, env harness.Env, d durable) (*harness.Runtime, error) {
 	var sessions atomic.Int64
 	url := env.BaseURL + "/chat/completions"
 	tools := []chatwire.Tool{{Type: "function", Function: chatwire.Function{
@@ -78,16 +99,22 @@ func newRuntime(_ context.Context, env harness.Env, rec recorder) (*harness.Runt
 			}
 			msg := resp.Choices[0].Message
 			if len(msg.ToolCalls) == 0 {
-				if msg.Content == nil {
-					return "", nil
+				final := ""
+				if msg.Content != nil {
+					final = *msg.Content
 				}
-				return *msg.Content, nil
+				if d.rec != nil && d.atEnd {
+					if err := d.rec.Record(ctx, session, calls, "end", final); err != nil {
+						return "", fmt.Errorf("recording the end: %w", err)
+					}
+				}
+				return final, nil
 			}
 			req.Messages = append(req.Messages, msg)
 			for _, tc := range msg.ToolCalls {
 				calls++
-				if rec != nil {
-					if err := rec.Record(ctx, session, calls, tc.ID, tc.Function.Arguments); err != nil {
+				if d.rec != nil && !d.atEnd {
+					if err := d.rec.Record(ctx, session, calls, tc.ID, tc.Function.Arguments); err != nil {
 						return "", fmt.Errorf("recording tool call %d: %w", calls, err)
 					}
 				}

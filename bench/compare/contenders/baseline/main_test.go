@@ -11,7 +11,7 @@ import (
 func TestSessions(t *testing.T) {
 	srv := httptest.NewServer(fake.New(0))
 	defer srv.Close()
-	rt, err := newRuntime(t.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: t.TempDir()}, nil)
+	rt, err := newRuntime(t.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: t.TempDir()}, durable{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestSessions(t *testing.T) {
 func BenchmarkSession(b *testing.B) {
 	srv := httptest.NewServer(fake.New(0))
 	defer srv.Close()
-	rt, err := newRuntime(b.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: b.TempDir()}, nil)
+	rt, err := newRuntime(b.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: b.TempDir()}, durable{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -30,13 +30,14 @@ func (o *orderedRecorder) Record(ctx context.Context, session string, call int, 
 }
 
 // runRecorded runs three sessions recording through rec and checks that
-// each call was recorded before it ran.
-func runRecorded(t *testing.T, rec recorder) {
+// each call was recorded before it ran or, atEnd, that each session was
+// recorded once, after its last call.
+func runRecorded(t *testing.T, rec recorder, atEnd bool) {
 	t.Helper()
 	srv := httptest.NewServer(fake.New(0))
 	defer srv.Close()
 	o := &orderedRecorder{recorder: rec}
-	rt, err := newRuntime(t.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: t.TempDir()}, o)
+	rt, err := newRuntime(t.Context(), harness.Env{BaseURL: srv.URL + "/v1", HTTPClient: harness.NewHTTPClient(10), Dir: t.TempDir()}, durable{rec: o, atEnd: atEnd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +50,12 @@ func runRecorded(t *testing.T, rec recorder) {
 		}
 		if err := workload.Check(s, final); err != nil {
 			t.Fatal(err)
+		}
+		if atEnd {
+			if len(o.seen) != 1 || o.seen[0] != workload.K {
+				t.Fatalf("recorded after %v calls, want once after all %d", o.seen, workload.K)
+			}
+			continue
 		}
 		if len(o.seen) != workload.K {
 			t.Fatalf("recorded %d calls, want %d", len(o.seen), workload.K)
@@ -68,7 +75,7 @@ func TestSQLiteFloorCommitsEachCallBeforeItRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rec.Close() // again: closing twice is harmless
-	runRecorded(t, rec)
+	runRecorded(t, rec, false)
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +103,7 @@ func TestPostgresFloorCommitsEachCallBeforeItRuns(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	runRecorded(t, rec)
+	runRecorded(t, rec, false)
 	var n int
 	pool := rec.(*postgresRecorder).pool
 	if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM calls`).Scan(&n); err != nil {
@@ -110,5 +117,18 @@ func TestPostgresFloorCommitsEachCallBeforeItRuns(t *testing.T) {
 func TestUnknownCommitKindIsRefused(t *testing.T) {
 	if _, err := newRecorder(t.Context(), "mysql", t.TempDir(), ""); err == nil {
 		t.Fatal("-commit mysql was taken")
+	}
+}
+
+func TestSQLiteEndFloorCommitsEachSessionOnceAtItsEnd(t *testing.T) {
+	rec, err := newRecorder(t.Context(), "sqlite", t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	runRecorded(t, rec, true)
+	var n int
+	if err := rec.(*sqliteRecorder).db.QueryRow(`SELECT count(*) FROM calls WHERE call_id = 'end'`).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d ends recorded (%v), want 3", n, err)
 	}
 }
