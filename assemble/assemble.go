@@ -142,6 +142,12 @@ func (r *Resolver) build(ctx context.Context, sessionID string, spec *loop.Sessi
 	}
 	if policy != nil {
 		env.Sandbox, env.Network = string(policy.Backend), policy.Network.String()
+		if dir := policy.Private; dir != "" {
+			// The session's HOME, TMPDIR and caches serve its processes
+			// only. Removing them is tidying: one left behind holds
+			// nothing the session's record needs.
+			env.Ended = func() { _ = sandbox.RemoveTree(dir) }
+		}
 	} else if ws != nil {
 		env.Sandbox = string(sandbox.None)
 	}

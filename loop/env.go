@@ -42,6 +42,11 @@ type Env struct {
 	// Close releases what the resolver opened (MCP servers, say); the
 	// runner calls it once, when the session stops running here.
 	Close func()
+	// Ended, when set, is called once, after Close, when the session
+	// stopped running here because it ended: no process of it runs again,
+	// so the resolver drops what only its processes use (their private
+	// scratch directory). A paused or waiting session keeps it.
+	Ended func()
 }
 
 // Resolver builds the Env of a session from what session.started
@@ -106,10 +111,18 @@ func (s *Session) envGate() Gate {
 	return s.env.Gate
 }
 
-// closeEnv releases the session's Env once.
+// closeEnv releases the session's Env once, and what only a running
+// session needs once it ended.
 func (s *Session) closeEnv() {
-	if s.env != nil && s.env.Close != nil {
+	if s.env == nil {
+		return
+	}
+	if s.env.Close != nil {
 		s.env.Close()
 		s.env.Close = nil
+	}
+	if s.env.Ended != nil && s.state != nil && s.state.Status.Finished() {
+		s.env.Ended()
+		s.env.Ended = nil
 	}
 }

@@ -20,6 +20,7 @@ type resolverFor struct {
 	tools   []tool.Tool
 	opened  int
 	closed  int
+	ended   int
 	seen    []string
 }
 
@@ -37,7 +38,8 @@ func (rv *resolverFor) resolve(_ context.Context, spec *loop.SessionStarted, st 
 	rv.opened++
 	rv.seen = append(rv.seen, spec.Model+"@"+spec.Workspace)
 	return &loop.Env{Model: mk(st.InteractionCount), Tools: reg, SystemPrompt: "prompt for " + spec.Model,
-		Close: func() { rv.mu.Lock(); rv.closed++; rv.mu.Unlock() }}, nil
+		Close: func() { rv.mu.Lock(); rv.closed++; rv.mu.Unlock() },
+		Ended: func() { rv.mu.Lock(); rv.ended++; rv.mu.Unlock() }}, nil
 }
 
 func TestOneRunnerServesSessionsWithDifferentSpecs(t *testing.T) {
@@ -141,5 +143,40 @@ func TestUnresolvableSpecRecordsNothing(t *testing.T) {
 	}
 	if len(e.log.events) != 0 {
 		t.Fatalf("a session without a model left %d logs", len(e.log.events))
+	}
+}
+
+// A session that stops without ending (waiting for a person here) keeps
+// what only its processes use; once it ends, Ended lets it go, once.
+func TestEndedOnlyWhenTheSessionEnds(t *testing.T) {
+	e := newEnv()
+	m := scripted.Replies(
+		scripted.Call("read_file", `{"path":"x"}`), scripted.Call("read_file", `{"path":"x"}`), scripted.Call("read_file", `{"path":"x"}`),
+		scripted.Call("read_file", `{"path":"x"}`), scripted.Call("read_file", `{"path":"x"}`),
+		scripted.Text("done"),
+	)
+	rv := &resolverFor{tools: []tool.Tool{echoTool("read_file", nil)}, scripts: map[string]func(int) *scripted.Model{
+		"a/model": func(int) *scripted.Model { return m },
+	}}
+	r := e.runner(t, nil, nil, func(c *loop.Config) { c.Model, c.Resolve = nil, rv.resolve })
+	st, err := r.Run(t.Context(), loop.Task{Prompt: "x", Model: "a/model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != loop.StatusWaiting {
+		t.Fatalf("the session is %s, want it waiting (stuck)", st.Status)
+	}
+	if rv.closed != 1 || rv.ended != 0 {
+		t.Fatalf("a waiting session: %d closed, %d ended; want 1 and 0", rv.closed, rv.ended)
+	}
+	s, err := r.Reply(t.Context(), st.ID, "go on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ = s.Wait(t.Context()); st.Status != loop.StatusCompleted {
+		t.Fatalf("the session is %s after the reply", st.Status)
+	}
+	if rv.closed != 2 || rv.ended != 1 {
+		t.Fatalf("an ended session: %d closed, %d ended; want 2 and 1", rv.closed, rv.ended)
 	}
 }

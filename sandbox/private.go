@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,16 +45,34 @@ func PrivateDir(base, session string, uid, gid int) (string, error) {
 	return dir, nil
 }
 
-// DefaultPrivateBase is where private directories are made by default.
 // RemovePrivateDir removes a session's private directory under base (its
 // HOME, TMPDIR and caches); there being none is not an error.
 func RemovePrivateDir(base, session string) error {
 	if session == "" {
 		return nil
 	}
-	return os.RemoveAll(filepath.Join(base, safeName(session)))
+	return RemoveTree(filepath.Join(base, safeName(session)))
 }
 
+// RemoveTree removes dir and everything in it, read-only directories
+// included: Go's module cache, say, which a session's commands may fill
+// in its private directory, is made unwritable on purpose, and os.RemoveAll
+// cannot empty a directory its user may not write.
+func RemoveTree(dir string) error {
+	err := os.RemoveAll(dir)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+// DefaultPrivateBase is where private directories are made by default.
 func DefaultPrivateBase() string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("agentloop-sandbox-%d", os.Geteuid()))
 }

@@ -23,7 +23,25 @@ func rootSandboxCLI(t *testing.T, why string) *cli {
 	if _, _, code := c.run("", "doctor"); code != 0 && os.Getenv("AGENTLOOP_SANDBOX_TESTS") != "1" {
 		t.Skip("no sandbox backend works here (agentloop doctor)")
 	}
+	// Sessions' private directories go under a TMPDIR of the test's own,
+	// not the machine's: whatever a test leaves goes with it. Passable by
+	// the sandbox user, as /tmp is.
+	tmp := t.TempDir()
+	os.Chmod(filepath.Dir(tmp), 0o711)
+	os.Chmod(tmp, 0o711)
+	c.env = append(c.env, "TMPDIR="+tmp)
 	return c
+}
+
+// privateBase is where agentloop run by c makes sessions' private
+// directories (sandbox.DefaultPrivateBase under its TMPDIR).
+func privateBase(c *cli) string {
+	for _, kv := range c.env {
+		if tmp, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+			return filepath.Join(tmp, filepath.Base(sandbox.DefaultPrivateBase()))
+		}
+	}
+	return sandbox.DefaultPrivateBase()
 }
 
 // sandboxWorkspaces is a --workspaces directory whose parents are as a
@@ -41,7 +59,7 @@ func sandboxWorkspaces(t *testing.T) string {
 func TestServedSessionsWriteTheirWorkspaceAsRoot(t *testing.T) {
 	c := rootSandboxCLI(t, "it checks what a server running as root gives its commands")
 	root := sandboxWorkspaces(t)
-	script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"execute_command","arguments":{"command":"id -u > who.txt; echo made > made.txt; cat made.txt"}}]},{"text":"done"}]}`)
+	script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"execute_command","arguments":{"command":"id -u > who.txt; echo \"$HOME\" > home.txt; echo made > made.txt; cat made.txt"}}]},{"text":"done"}]}`)
 	s := c.serve("--sandbox", "landlock", "--yes", "--model", "script:"+script, "--workspaces", root)
 	if _, ready, _ := s.send(t, request{"GET", "/readyz", "", nil}); !strings.Contains(ready, `"backend":"landlock"`) || !strings.Contains(ready, `"network":"none"`) {
 		t.Errorf("/readyz does not say where commands run: %s", ready)
@@ -60,19 +78,21 @@ func TestServedSessionsWriteTheirWorkspaceAsRoot(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(who)) == "0" || strings.TrimSpace(string(who)) == "" {
 		t.Fatalf("the command ran as %q (%v)", who, err)
 	}
-	// Deleting the session takes its workspace and its private sandbox
-	// directory (HOME, TMPDIR, caches) with it.
-	private := filepath.Join(sandbox.DefaultPrivateBase(), created.ID)
-	if _, err := os.Stat(private); err != nil {
-		t.Fatalf("no private directory for the session: %v", err)
+	// The command's HOME was in the session's private directory (HOME,
+	// TMPDIR, caches), which went when the session ended; deleting the
+	// session takes its workspace.
+	private := filepath.Join(privateBase(c), created.ID)
+	if home, _ := os.ReadFile(filepath.Join(root, created.ID, "home.txt")); !strings.HasPrefix(strings.TrimSpace(string(home)), private+"/") {
+		t.Fatalf("the command's HOME was %q, not in the session's private directory %s", home, private)
+	}
+	if _, err := os.Stat(private); !os.IsNotExist(err) {
+		t.Errorf("the private directory %s outlived its ended session: %v", private, err)
 	}
 	if code, body, _ := s.send(t, request{"DELETE", "/v1/sessions/" + created.ID, "", nil}); code != 204 {
 		t.Fatalf("delete: %d %s", code, body)
 	}
-	for _, dir := range []string{private, filepath.Join(root, created.ID)} {
-		if _, err := os.Stat(dir); !os.IsNotExist(err) {
-			t.Errorf("%s outlived its deleted session: %v", dir, err)
-		}
+	if dir := filepath.Join(root, created.ID); !isGone(dir) {
+		t.Errorf("%s outlived its deleted session", dir)
 	}
 
 	// A workspaces directory the sandbox user cannot reach is refused at
@@ -90,7 +110,7 @@ func TestServedSessionsWriteTheirWorkspaceAsRoot(t *testing.T) {
 // refused at start with what to do.
 func TestRunAsRootRunsCommandsAsTheWorkspaceOwner(t *testing.T) {
 	c := rootSandboxCLI(t, "it checks what agentloop running as root gives its commands")
-	script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"execute_command","arguments":{"command":"id -u > who.txt"}}]},{"text":"done"}]}`)
+	script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"execute_command","arguments":{"command":"id -u > who.txt; echo \"$HOME\" > home.txt"}}]},{"text":"done"}]}`)
 	base := t.TempDir()
 	os.Chmod(base, 0o711)
 	project := filepath.Join(base, "project")
@@ -101,6 +121,15 @@ func TestRunAsRootRunsCommandsAsTheWorkspaceOwner(t *testing.T) {
 	}
 	if who, _ := os.ReadFile(filepath.Join(project, "who.txt")); strings.TrimSpace(string(who)) != "4242" {
 		t.Fatalf("the command ran as %q, not the project's owner", who)
+	}
+	// The session ended: its private directory (the command's HOME) went
+	// with it, and no other was left.
+	home, _ := os.ReadFile(filepath.Join(project, "home.txt"))
+	if !strings.HasPrefix(strings.TrimSpace(string(home)), privateBase(c)+"/") || !isGone(strings.TrimSpace(string(home))) {
+		t.Errorf("the command's HOME %q is not a private directory under %s that went with the session", home, privateBase(c))
+	}
+	if left, _ := os.ReadDir(privateBase(c)); len(left) != 0 {
+		t.Errorf("%d private directories left behind in %s", len(left), privateBase(c))
 	}
 	rootOwned := filepath.Join(base, "root-owned")
 	os.Mkdir(rootOwned, 0o755)
@@ -158,4 +187,10 @@ func TestDemoAsRootOnAFreshMachine(t *testing.T) {
 		_, got, _ := s.send(t, request{"GET", "/v1/sessions/" + id, "", nil})
 		t.Fatalf("the demo session is %s: %.1500s", st, got)
 	}
+}
+
+// isGone says whether nothing is at path.
+func isGone(path string) bool {
+	_, err := os.Stat(path)
+	return os.IsNotExist(err)
 }
