@@ -144,8 +144,9 @@ func (r *Resolver) build(ctx context.Context, sessionID string, spec *loop.Sessi
 		env.Sandbox, env.Network = string(policy.Backend), policy.Network.String()
 		if dir := policy.Private; dir != "" {
 			// The session's HOME, TMPDIR and caches serve its processes
-			// only. Removing them is tidying: one left behind holds
-			// nothing the session's record needs.
+			// only; its work is in the workspace. A session rewound after
+			// its end starts with a fresh one, and one this fails to
+			// remove is left where it was, as before this tidying.
 			env.Ended = func() { _ = sandbox.RemoveTree(dir) }
 		}
 	} else if ws != nil {

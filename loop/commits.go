@@ -269,6 +269,15 @@ func (c *commits) flush() error {
 	return nil
 }
 
+// settled says whether everything the session recorded is durable:
+// nothing buffered, nothing in flight, and no commit failed. Every event
+// leaves the buffer only by a commit, and a failed one marks it broken.
+func (c *commits) settled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.broken && len(c.buf) == 0 && c.inflight == 0
+}
+
 // waitPending waits for every commit in flight and reports the first
 // failure.
 func (c *commits) waitPending() error {

@@ -43,9 +43,12 @@ type Env struct {
 	// runner calls it once, when the session stops running here.
 	Close func()
 	// Ended, when set, is called once, after Close, when the session
-	// stopped running here because it ended: no process of it runs again,
-	// so the resolver drops what only its processes use (their private
-	// scratch directory). A paused or waiting session keeps it.
+	// stopped running here because it ended and its end is durable: no
+	// process of it runs again, so the resolver drops what only its
+	// processes use (their private scratch directory). A paused or
+	// waiting session keeps it, and so does one whose end was not saved
+	// (it is resumed to finish) or commits behind the return
+	// (Config.EndBehind).
 	Ended func()
 }
 
@@ -121,8 +124,8 @@ func (s *Session) closeEnv() {
 		s.env.Close()
 		s.env.Close = nil
 	}
-	if s.env.Ended != nil && s.state != nil && s.state.Status.Finished() {
+	if s.env.Ended != nil && s.state != nil && s.state.Status.Finished() && s.cready && s.c.settled() {
 		s.env.Ended()
-		s.env.Ended = nil
 	}
+	s.env.Ended = nil
 }

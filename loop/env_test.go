@@ -180,3 +180,36 @@ func TestEndedOnlyWhenTheSessionEnds(t *testing.T) {
 		t.Fatalf("an ended session: %d closed, %d ended; want 2 and 1", rv.closed, rv.ended)
 	}
 }
+
+// failEndCommitLog fails every commit that holds a session's end, as a
+// disk that filled up at that moment would.
+type failEndCommitLog struct{ *memLog }
+
+func (l failEndCommitLog) Append(ctx context.Context, evs ...loop.Event) error {
+	for _, e := range evs {
+		if e.Type == loop.TypeSessionEnded {
+			return errors.New("disk full")
+		}
+	}
+	return l.memLog.Append(ctx, evs...)
+}
+
+// An end that was not saved leaves the session to be resumed: what its
+// processes use stays.
+func TestEndedNotWhenTheEndWasNotSaved(t *testing.T) {
+	e := newEnv()
+	rv := &resolverFor{scripts: map[string]func(int) *scripted.Model{
+		"a/model": func(int) *scripted.Model { return scripted.Replies(scripted.Text("done")) },
+	}}
+	r := e.runner(t, nil, nil, func(c *loop.Config) { c.Model, c.Resolve, c.Log = nil, rv.resolve, failEndCommitLog{e.log} })
+	st, err := r.Run(t.Context(), loop.Task{Prompt: "x", Model: "a/model"})
+	if err == nil || !errors.Is(err, loop.ErrNotSaved) {
+		t.Fatalf("Run: %v, want the end not saved", err)
+	}
+	if !st.Status.Finished() {
+		t.Fatalf("the session is %s in memory, want it ended", st.Status)
+	}
+	if rv.closed != 1 || rv.ended != 0 {
+		t.Fatalf("%d closed, %d ended; want 1 and 0", rv.closed, rv.ended)
+	}
+}

@@ -14,6 +14,11 @@ import (
 // root the directory belongs to the sandbox user, mode 0700: no other
 // uid reads it, and Landlock or bwrap keep other sessions (same uid) out.
 // base itself is 0711, so its entries cannot be listed.
+//
+// A resumed session's directory already holds what its commands wrote.
+// Only the directory and its named subdirectories are given to the
+// sandbox user, each checked to be a real directory: nothing its commands
+// planted there (a symlink to /etc, say) is followed or handed over.
 func PrivateDir(base, session string, uid, gid int) (string, error) {
 	if session == "" {
 		return "", fmt.Errorf("a private directory needs a session id")
@@ -23,23 +28,21 @@ func PrivateDir(base, session string, uid, gid int) (string, error) {
 	}
 	_ = os.Chmod(base, 0o711)
 	dir := filepath.Join(base, safeName(session))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("sandbox directory: %v", err)
-	}
+	paths := []string{dir}
 	for _, sub := range PrivateSubdirs {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+		paths = append(paths, filepath.Join(dir, sub))
+	}
+	for _, p := range paths {
+		if err := os.Mkdir(p, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			return "", fmt.Errorf("sandbox directory: %v", err)
 		}
-	}
-	if os.Geteuid() == 0 {
-		err := filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
-			if err != nil {
-				return err
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("sandbox directory: %s is not a directory (%v): remove it, or the session's whole private directory %s", p, err, dir)
+		}
+		if os.Geteuid() == 0 {
+			if err := os.Lchown(p, uid, gid); err != nil {
+				return "", fmt.Errorf("sandbox directory: %v", err)
 			}
-			return os.Lchown(p, uid, gid)
-		})
-		if err != nil {
-			return "", fmt.Errorf("sandbox directory: %v", err)
 		}
 	}
 	return dir, nil
@@ -63,12 +66,20 @@ func RemoveTree(dir string) error {
 	if err == nil || !errors.Is(err, fs.ErrPermission) {
 		return err
 	}
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	// The directories are made writable through a Root: sandboxed
+	// commands wrote this tree, and no symlink they planted or swap in
+	// may lead a chmod outside it. Symlinks are not followed at all.
+	root, rerr := os.OpenRoot(dir)
+	if rerr != nil {
+		return err
+	}
+	_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
+			_ = root.Chmod(p, 0o700) // before WalkDir reads it
 		}
 		return nil
 	})
+	root.Close()
 	return os.RemoveAll(dir)
 }
 

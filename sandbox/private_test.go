@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -25,10 +26,25 @@ func TestRemoveTreeTakesReadOnlyDirectories(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ro, "go.mod"), []byte("module m\n"), 0o444); err != nil {
 		t.Fatal(err)
 	}
+	// Beside it, a symlink a command planted to a read-only directory
+	// outside: removal takes the link and leaves what it points to.
+	outside := filepath.Join(base, "outside")
+	if err := os.Mkdir(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "keep"), nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "go", "link")); err != nil {
+		t.Fatal(err)
+	}
 	for d := ro; d != dir; d = filepath.Dir(d) {
 		if err := os.Chmod(d, 0o555); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := os.Chmod(outside, 0o555); err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { RemoveTree(dir) }) // as this process: whatever is left
 
@@ -68,6 +84,37 @@ func TestRemoveTreeTakesReadOnlyDirectories(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("%s is still there: %v", dir, err)
+	}
+	if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() != 0o555 {
+		t.Fatalf("the directory a link pointed to was changed: %v %v", fi.Mode(), err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "keep")); err != nil {
+		t.Fatalf("the directory a link pointed to lost its file: %v", err)
+	}
+	os.Chmod(outside, 0o755)
+}
+
+// A private directory whose subdirectory a command replaced by a symlink
+// is refused, not followed or handed over.
+func TestPrivateDirRefusesAPlantedSymlink(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "base")
+	dir, err := PrivateDir(base, "s1", os.Getuid(), os.Getgid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := t.TempDir()
+	home := filepath.Join(dir, "home")
+	if err := os.Remove(home); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, home); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PrivateDir(base, "s1", Nobody, Nobody); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("PrivateDir over a planted symlink: %v", err)
+	}
+	if fi, err := os.Stat(target); err != nil || (os.Geteuid() == 0 && fi.Sys().(*syscall.Stat_t).Uid == Nobody) {
+		t.Fatalf("the symlink's target was handed to the sandbox user (%v)", err)
 	}
 }
 
