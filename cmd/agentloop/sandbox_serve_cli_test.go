@@ -197,3 +197,84 @@ func isGone(path string) bool {
 	_, err := os.Stat(path)
 	return os.IsNotExist(err)
 }
+
+// A served session that stopped paused keeps its private directory; once
+// it is terminated, nothing of it runs and the directory goes.
+func TestTerminatingAPausedServedSessionTakesItsPrivateDirectory(t *testing.T) {
+	c := rootSandboxCLI(t, "it checks the private directories a server running as root gives its commands")
+	root := sandboxWorkspaces(t)
+	script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"execute_command","arguments":{"command":"echo \"$HOME\" > home.txt; : > started; while [ ! -e release ]; do sleep 0.05; done"}}]},{"text":"done"}]}`)
+	s := c.serve("--sandbox", "landlock", "--yes", "--model", "script:"+script, "--workspaces", root)
+	json1 := map[string]string{"Content-Type": "application/json"}
+	code, body, _ := s.send(t, request{"POST", "/v1/sessions", `{"task":"wait"}`, json1})
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	var created struct{ ID string }
+	json.Unmarshal([]byte(body), &created)
+	ws := filepath.Join(root, created.ID)
+	for deadline := time.Now().Add(time.Minute); isGone(filepath.Join(ws, "started")); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started")
+		}
+	}
+	if code, body, _ := s.send(t, request{"POST", "/v1/sessions/" + created.ID + "/pause", `{"note":"later"}`, json1}); code != 202 && code != 200 {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.waitFor(t, created.ID, "paused", "completed", "failed", "error"); st != "paused" {
+		t.Fatalf("the session is %s, want paused", st)
+	}
+	home, _ := os.ReadFile(filepath.Join(ws, "home.txt"))
+	private := filepath.Join(privateBase(c), created.ID)
+	if !strings.HasPrefix(strings.TrimSpace(string(home)), private+"/") || isGone(private) {
+		t.Fatalf("a paused session's private directory %s (the command's HOME %q) is gone", private, home)
+	}
+	if code, body, _ := s.send(t, request{"POST", "/v1/sessions/" + created.ID + "/terminate", `{"reason":"enough"}`, json1}); code != 200 {
+		t.Fatalf("terminate: %d %s", code, body)
+	}
+	if !isGone(private) {
+		t.Fatalf("the private directory %s outlived its terminated session", private)
+	}
+}
+
+// agentloop run paused from another process keeps the session's private
+// directory; agentloop sessions terminate, ending it there, takes it.
+func TestTerminatingAPausedRunTakesItsPrivateDirectory(t *testing.T) {
+	c := rootSandboxCLI(t, "it checks the private directories agentloop running as root gives its commands")
+	base := t.TempDir()
+	os.Chmod(base, 0o711)
+	project := filepath.Join(base, "project")
+	os.Mkdir(project, 0o755)
+	os.Chown(project, 4242, 4242)
+	script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"execute_command","arguments":{"command":"echo \"$HOME\" > home.txt; : > started; while [ ! -e release ]; do sleep 0.05; done"}}]},{"text":"done"}]}`)
+	a := c.start("run", "--sandbox", "landlock", "--yes", "--model", "script:"+script, "--dir", project, "wait")
+	id := waitForStatus(t, c, "running", a)
+	for deadline := time.Now().Add(time.Minute); isGone(filepath.Join(project, "started")); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command never started\n%s", a.err.String())
+		}
+	}
+	if out, errOut, code := c.run("", "sessions", "pause", id, "later"); code != 0 {
+		t.Fatalf("pause: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if err := os.WriteFile(filepath.Join(project, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := a.wait(t); code != exitPaused {
+		t.Fatalf("the run exited %d, want %d (paused)\n%s", code, exitPaused, a.err.String())
+	}
+	home, _ := os.ReadFile(filepath.Join(project, "home.txt"))
+	private := filepath.Join(privateBase(c), id)
+	if !strings.HasPrefix(strings.TrimSpace(string(home)), private+"/") || isGone(private) {
+		t.Fatalf("a paused session's private directory %s (the command's HOME %q) is gone", private, home)
+	}
+	if out, errOut, code := c.run("", "sessions", "terminate", id, "enough"); code != 0 {
+		t.Fatalf("terminate: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !isGone(private) {
+		t.Fatalf("the private directory %s outlived its terminated session", private)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/loop"
+	"github.com/agentloop/agentloop/sandbox"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
 )
@@ -540,7 +541,14 @@ func sessionsApprovals(args []string, stdout, stderr io.Writer) int {
 
 func sessionsTerminate(args []string, stdout, stderr io.Writer) int {
 	return recordOnly("terminate", "ID [reason]", args, stdout, stderr, func(ctx context.Context, env *cliEnv, id, text string) (*service.Result, error) {
-		return env.svc.Terminate(ctx, env.caller, id, text)
+		res, err := env.svc.Terminate(ctx, env.caller, id, text)
+		if err == nil && res.Request == nil && res.State != nil && res.State.Status.Finished() {
+			// Ended here, stopped paused or waiting: no process of it runs,
+			// so its private sandbox directory goes, as it would have had
+			// the session ended running.
+			_ = sandbox.RemovePrivateDir(sandbox.DefaultPrivateBase(), id)
+		}
+		return res, err
 	})
 }
 
