@@ -25,6 +25,7 @@ package assemble
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 
@@ -69,6 +70,16 @@ type Resolver struct {
 	// OnWorkspace, when set, sees the workspace each session's tools use
 	// (it tracks the files they change, for a diff at the end).
 	OnWorkspace func(sessionID string, ws *workspace.Workspace)
+	// Log receives what the resolver could not tidy (an ended session's
+	// private directory it failed to remove); nil: slog.Default().
+	Log *slog.Logger
+}
+
+func (r *Resolver) logger() *slog.Logger {
+	if r.Log != nil {
+		return r.Log
+	}
+	return slog.Default()
 }
 
 // Resolve builds the Env of a session. It satisfies loop.Resolver.
@@ -147,7 +158,11 @@ func (r *Resolver) build(ctx context.Context, sessionID string, spec *loop.Sessi
 			// only; its work is in the workspace. A session rewound after
 			// its end starts with a fresh one, and one this fails to
 			// remove is left where it was, as before this tidying.
-			env.Ended = func() { _ = sandbox.RemoveTree(dir) }
+			env.Ended = func() {
+				if err := sandbox.RemoveTree(dir); err != nil {
+					r.logger().Warn("an ended session's private directory (its commands' HOME, TMPDIR and caches) could not be removed; nothing needs it: remove it by hand", "session_id", sessionID, "dir", dir, "err", err)
+				}
+			}
 		}
 	} else if ws != nil {
 		env.Sandbox = string(sandbox.None)

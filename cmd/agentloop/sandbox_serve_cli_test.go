@@ -241,40 +241,45 @@ func TestTerminatingAPausedServedSessionTakesItsPrivateDirectory(t *testing.T) {
 }
 
 // agentloop run paused from another process keeps the session's private
-// directory; agentloop sessions terminate, ending it there, takes it.
-func TestTerminatingAPausedRunTakesItsPrivateDirectory(t *testing.T) {
-	c := rootSandboxCLI(t, "it checks the private directories agentloop running as root gives its commands")
-	base := t.TempDir()
-	os.Chmod(base, 0o711)
-	project := filepath.Join(base, "project")
-	os.Mkdir(project, 0o755)
-	os.Chown(project, 4242, 4242)
-	script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"execute_command","arguments":{"command":"echo \"$HOME\" > home.txt; : > started; while [ ! -e release ]; do sleep 0.05; done"}}]},{"text":"done"}]}`)
-	a := c.start("run", "--sandbox", "landlock", "--yes", "--model", "script:"+script, "--dir", project, "wait")
-	id := waitForStatus(t, c, "running", a)
-	for deadline := time.Now().Add(time.Minute); isGone(filepath.Join(project, "started")); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the command never started\n%s", a.err.String())
-		}
-	}
-	if out, errOut, code := c.run("", "sessions", "pause", id, "later"); code != 0 {
-		t.Fatalf("pause: exit %d\n%s\n%s", code, out, errOut)
-	}
-	if err := os.WriteFile(filepath.Join(project, "release"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code := a.wait(t); code != exitPaused {
-		t.Fatalf("the run exited %d, want %d (paused)\n%s", code, exitPaused, a.err.String())
-	}
-	home, _ := os.ReadFile(filepath.Join(project, "home.txt"))
-	private := filepath.Join(privateBase(c), id)
-	if !strings.HasPrefix(strings.TrimSpace(string(home)), private+"/") || isGone(private) {
-		t.Fatalf("a paused session's private directory %s (the command's HOME %q) is gone", private, home)
-	}
-	if out, errOut, code := c.run("", "sessions", "terminate", id, "enough"); code != 0 {
-		t.Fatalf("terminate: exit %d\n%s\n%s", code, out, errOut)
-	}
-	if !isGone(private) {
-		t.Fatalf("the private directory %s outlived its terminated session", private)
+// directory; agentloop sessions terminate, ending it there, or delete
+// takes it.
+func TestEndingAPausedRunTakesItsPrivateDirectory(t *testing.T) {
+	for _, end := range []string{"terminate", "delete"} {
+		t.Run(end, func(t *testing.T) {
+			c := rootSandboxCLI(t, "it checks the private directories agentloop running as root gives its commands")
+			base := t.TempDir()
+			os.Chmod(base, 0o711)
+			project := filepath.Join(base, "project")
+			os.Mkdir(project, 0o755)
+			os.Chown(project, 4242, 4242)
+			script := writeScript(t, `{"steps":[{"tool_calls":[{"name":"execute_command","arguments":{"command":"echo \"$HOME\" > home.txt; : > started; while [ ! -e release ]; do sleep 0.05; done"}}]},{"text":"done"}]}`)
+			a := c.start("run", "--sandbox", "landlock", "--yes", "--model", "script:"+script, "--dir", project, "wait")
+			id := waitForStatus(t, c, "running", a)
+			for deadline := time.Now().Add(time.Minute); isGone(filepath.Join(project, "started")); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the command never started\n%s", a.err.String())
+				}
+			}
+			if out, errOut, code := c.run("", "sessions", "pause", id, "later"); code != 0 {
+				t.Fatalf("pause: exit %d\n%s\n%s", code, out, errOut)
+			}
+			if err := os.WriteFile(filepath.Join(project, "release"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code := a.wait(t); code != exitPaused {
+				t.Fatalf("the run exited %d, want %d (paused)\n%s", code, exitPaused, a.err.String())
+			}
+			home, _ := os.ReadFile(filepath.Join(project, "home.txt"))
+			private := filepath.Join(privateBase(c), id)
+			if !strings.HasPrefix(strings.TrimSpace(string(home)), private+"/") || isGone(private) {
+				t.Fatalf("a paused session's private directory %s (the command's HOME %q) is gone", private, home)
+			}
+			if out, errOut, code := c.run("", "sessions", end, id); code != 0 {
+				t.Fatalf("%s: exit %d\n%s\n%s", end, code, out, errOut)
+			}
+			if !isGone(private) {
+				t.Fatalf("the private directory %s outlived the %s", private, end)
+			}
+		})
 	}
 }

@@ -205,7 +205,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 
 	deltas := &feed.Deltas{}
 	tracked := &server.Workspaces{}
-	resolver := &assemble.Resolver{Config: cfgFile, APIKey: *apiKey, BaseURL: *baseURL, OnWorkspace: tracked.Track, Sandbox: sandboxing}
+	resolver := &assemble.Resolver{Config: cfgFile, APIKey: *apiKey, BaseURL: *baseURL, OnWorkspace: tracked.Track, Sandbox: sandboxing, Log: log}
 	rc := resolver.RunnerConfig(st, prices)
 	rc.Resolve = tel.Resolver(rc.Resolve) // model calls join the session's trace
 	rc.OnDelta = func(id string, d model.Delta) { deltas.Publish(feed.Delta{SessionID: id, Delta: d}) }

@@ -578,6 +578,9 @@ func sessionsDelete(args []string, stdout, stderr io.Writer) int {
 	if err := env.svc.Delete(context.Background(), env.caller, fs.Arg(0)); err != nil {
 		return fail(stderr, "%v", err)
 	}
+	// No process runs a deleted session: its private sandbox directory
+	// (kept while it was paused or waiting) goes with it.
+	_ = sandbox.RemovePrivateDir(sandbox.DefaultPrivateBase(), fs.Arg(0))
 	return printDeleted(fs.Arg(0), *jsonOut, stdout)
 }
 
