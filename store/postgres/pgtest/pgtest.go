@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -204,16 +205,33 @@ func Start(durable bool) (*Server, error) {
 func (s *Server) run() error {
 	logged, _ := s.logf.Seek(0, io.SeekCurrent)
 	s.pg = exec.Command(filepath.Join(s.bin, "postgres"), s.args...)
-	s.pg.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
+	// Its own process group, out of reach of a terminal's Ctrl-C aimed at
+	// the tests; and a fast shutdown when the process that started it
+	// dies without stopping it (killed), rather than a server left
+	// running with nobody to stop it.
+	s.pg.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true, Pdeathsig: syscall.SIGINT}
 	s.pg.Stdout, s.pg.Stderr = s.logf, s.logf
-	if err := s.pg.Start(); err != nil {
+	pg := s.pg
+	started, exited := make(chan error, 1), make(chan struct{})
+	go func() {
+		// The kernel sends Pdeathsig when the thread that started the
+		// child exits, which Go may do to a thread in a process's
+		// lifetime: this goroutine keeps its thread until postgres exits.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := pg.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		pg.Wait()
+		close(exited)
+	}()
+	if err := <-started; err != nil {
 		s.pg = nil
 		return fmt.Errorf("start postgres: %v", err)
 	}
-	exited := make(chan struct{})
 	s.exited = exited
-	pg := s.pg
-	go func() { pg.Wait(); close(exited) }()
 	connects := func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
