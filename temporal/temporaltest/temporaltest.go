@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -90,13 +91,29 @@ func startOn(cli, dir string, ports []int, attempt int) (addr string, stop func(
 		return "", nil, err
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	// Its own process group, and SIGTERM when the process that started it
+	// dies without stopping it (killed), rather than a server left
+	// running with nobody to stop it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	started, exited := make(chan error, 1), make(chan struct{})
+	go func() {
+		// The kernel sends Pdeathsig when the thread that started the
+		// child exits, which Go may do to a thread in a process's
+		// lifetime: this goroutine keeps its thread until the server exits.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+		close(exited)
+	}()
+	if err := <-started; err != nil {
 		logf.Close()
 		return "", nil, fmt.Errorf("temporal server start-dev: %w", err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
 	stop = func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		select {

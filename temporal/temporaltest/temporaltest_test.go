@@ -1,10 +1,18 @@
 package temporaltest
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop/internal/testport"
 )
@@ -43,4 +51,86 @@ func TestAPortTakenMeanwhileIsToldAsTaken(t *testing.T) {
 			t.Fatalf("port %d taken: want ErrPortTaken, got %v", which, err)
 		}
 	}
+}
+
+// starterEnv makes a run of this test binary TestStarter: it starts a dev
+// server, prints its address, and waits to be killed.
+const starterEnv = "AGENTLOOP_TEMPORALTEST_STARTER"
+
+// A dev server whose starter is killed (no stop) exits rather than run on
+// with nobody to stop it.
+func TestServerStopsWhenItsStarterIsKilled(t *testing.T) {
+	if _, err := CLI(); err != nil {
+		if os.Getenv("AGENTLOOP_TEMPORAL_TESTS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStarter$")
+	cmd.Env = append(os.Environ(), starterEnv+"="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	port := ""
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if a, ok := strings.CutPrefix(sc.Text(), "temporal 127.0.0.1:"); ok {
+			port = a
+			break
+		}
+	}
+	pid := serverPid(port)
+	if pid == 0 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("no dev server of the starter found (port %q)", port)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for deadline := time.Now().Add(time.Minute); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(-pid, syscall.SIGKILL)
+			t.Fatalf("the dev server (pid %d) still runs a minute after its starter was killed", pid)
+		}
+	}
+}
+
+// serverPid finds the dev server started with --port port.
+func serverPid(port string) int {
+	if port == "" {
+		return 0
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), "start-dev\x00") || !strings.Contains(string(b), "\x00--port\x00"+port+"\x00") {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		return pid
+	}
+	return 0
+}
+
+// TestStarter is the starter TestServerStopsWhenItsStarterIsKilled runs.
+func TestStarter(t *testing.T) {
+	dir := os.Getenv(starterEnv)
+	if dir == "" {
+		t.Skip("run by TestServerStopsWhenItsStarterIsKilled")
+	}
+	cli, err := CLI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _, err := StartServer(cli, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("temporal %s\n", addr)
+	select {}
 }
