@@ -68,11 +68,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) terminate(w http.ResponseWriter, r *http.Request) {
 	s.control(w, r, false, func(c service.Caller, id string, b api.Control) (*service.Result, error) {
-		res, err := s.svc.Terminate(r.Context(), c, id, firstSet(b.Reason, b.Text, b.Note))
-		if err == nil && res.State != nil && res.State.Status.Finished() {
-			s.removePrivateDir(id) // ended while paused or waiting: nothing of it runs
-		}
-		return res, err
+		return s.svc.Terminate(r.Context(), c, id, firstSet(b.Reason, b.Text, b.Note))
 	})
 }
 

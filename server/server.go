@@ -108,9 +108,6 @@ type Defaults struct {
 	// CommandUID and CommandGID, when set, are who sandboxed commands run
 	// as (a server running as root): new workspaces are given to them.
 	CommandUID, CommandGID int
-	// PrivateDirs, when set, holds sessions' private sandbox directories
-	// (HOME, TMPDIR, caches): a deleted session's is removed.
-	PrivateDirs string
 	// Profiles looks up a session's profile (the config file's, then the
 	// built-in ones), whose limits a session started here gets; nil: the
 	// built-in profiles only.

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/agentloop/agentloop/loop"
-	"github.com/agentloop/agentloop/sandbox"
 	"github.com/agentloop/agentloop/service"
 )
 
@@ -128,18 +127,6 @@ func (s *Server) giveToCommands(root, own, dir string) error {
 
 func quote(s string) string { return `"` + s + `"` }
 
-// removePrivateDir removes the private sandbox directory (HOME, TMPDIR,
-// caches) of a session no process runs any more. One that ended running
-// here went when it ended; this takes one left by a session that stopped
-// paused or waiting and was then ended or deleted.
-func (s *Server) removePrivateDir(id string) {
-	if base := s.cfg.Defaults.PrivateDirs; base != "" {
-		if err := sandbox.RemovePrivateDir(base, id); err != nil {
-			s.log.Warn("removing a session's private directory", "id", id, "err", err)
-		}
-	}
-}
-
 // deleteSession1 deletes a session and, when the server made its
 // workspace for it alone (a session started without naming one), that
 // workspace too. A named workspace may serve other sessions of the
@@ -149,7 +136,6 @@ func (s *Server) deleteSession1(r *http.Request, c service.Caller, id, workspace
 	if err := s.svc.Delete(r.Context(), c, id); err != nil {
 		return err
 	}
-	s.removePrivateDir(id)
 	root := s.cfg.Defaults.Workspaces
 	if root == "" || workspace == "" {
 		return nil

@@ -176,6 +176,12 @@ func (s *Service) applyOwned(ctx context.Context, ctl store.Control) (*Result, e
 	case store.ControlTerminate:
 		res.State, err = s.runner.Terminate(ctx, id, ctl.Text)
 		res.Outcome = "terminated"
+		if err == nil {
+			// Ended here without running: no process of it runs again.
+			if perr := s.forgetPrivate(id); perr != nil {
+				res.Outcome += "; " + perr.Error()
+			}
+		}
 	case store.ControlPause:
 		err = conflict("session %s is not running here or anywhere else: there is nothing to pause", id)
 	default:

@@ -79,6 +79,13 @@ type Config struct {
 	// Checkpoints holds sessions' workspace snapshots, for Fork; nil:
 	// sessions cannot be forked here.
 	Checkpoints *checkpoint.Store
+	// PrivateDirs is where this machine keeps sessions' private sandbox
+	// directories (sandbox.DefaultPrivateBase, as assemble makes them): a
+	// session this service deletes, or ends without running it (a
+	// terminate while it is paused or waiting), loses its own. One that
+	// ends running here lost it then (loop.Env.Ended). Empty: none is
+	// removed here.
+	PrivateDirs string
 }
 
 // Service is the control API over one store and one runner.

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 
 	"github.com/agentloop/agentloop/loop"
@@ -159,7 +160,11 @@ func (s *Service) deleted(id string, err error) error {
 	if err != nil {
 		return err
 	}
-	return s.releaseCheckpoints(id)
+	err = s.releaseCheckpoints(id)
+	if perr := s.forgetPrivate(id); perr != nil {
+		err = errors.Join(err, fmt.Errorf("session %s is deleted, but %w", id, perr))
+	}
+	return err
 }
 
 // load folds a session the caller may see.

@@ -22,6 +22,7 @@ import (
 	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/mcpserver"
+	"github.com/agentloop/agentloop/sandbox"
 	"github.com/agentloop/agentloop/service"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -126,7 +127,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	defer stopSessions(nil)
 	rc := resolver.RunnerConfig(st, prices)
 	rc.Resolve = tel.Resolver(rc.Resolve) // model calls join the session's trace
-	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx, TakeOverControls: true,
+	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx, TakeOverControls: true, PrivateDirs: sandbox.DefaultPrivateBase(),
 		OnFailed: func(id string, err error) {
 			if !errors.Is(err, context.Canceled) {
 				log.Error("session stopped: its events could not be saved", "session_id", id, "err", err)

@@ -220,6 +220,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	sessionsCtx, stopSessions := context.WithCancelCause(context.Background())
 	defer stopSessions(nil)
 	svc, err := service.New(service.Config{Store: st, Runner: rc, Context: sessionsCtx, LeaseTTL: *leaseTTL, Engine: engine, TakeOverControls: true, Checkpoints: cps,
+		PrivateDirs: sandbox.DefaultPrivateBase(),
 		OnFailed: func(id string, err error) {
 			if !errors.Is(err, context.Canceled) {
 				log.Error("session stopped: it is taken up again once the fault clears (within --lease-ttl)", "session_id", id, "err", err)
@@ -263,7 +264,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		Front:      server.FrontDoor{AllowedOrigins: origins, PublicURL: *publicURL},
 		Defaults: server.Defaults{Model: *modelSpec, FallbackModels: fallbacks, Endpoint: assemble.RedactURL(*baseURL), Profile: profName, Approval: approval,
 			Workspaces: *workspaces, AllowScripts: *allowScripts,
-			CommandUID: cmdUser.UID, CommandGID: cmdUser.GID, PrivateDirs: sandbox.DefaultPrivateBase(), Profiles: cfgFile.Profile}}
+			CommandUID: cmdUser.UID, CommandGID: cmdUser.GID, Profiles: cfgFile.Profile}}
 	cfg.Sandbox.Backend, cfg.Sandbox.Network = string(sandboxing.Policy.Backend), sandboxing.Policy.Network.String()
 	if src, ok := st.(notify.Source); ok {
 		secret, err := webhookSecret(*webhookSecretFile)

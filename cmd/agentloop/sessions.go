@@ -541,14 +541,7 @@ func sessionsApprovals(args []string, stdout, stderr io.Writer) int {
 
 func sessionsTerminate(args []string, stdout, stderr io.Writer) int {
 	return recordOnly("terminate", "ID [reason]", args, stdout, stderr, func(ctx context.Context, env *cliEnv, id, text string) (*service.Result, error) {
-		res, err := env.svc.Terminate(ctx, env.caller, id, text)
-		if err == nil && res.Request == nil && res.State != nil && res.State.Status.Finished() {
-			// Ended here, stopped paused or waiting: no process of it runs,
-			// so its private sandbox directory goes, as it would have had
-			// the session ended running.
-			_ = sandbox.RemovePrivateDir(sandbox.DefaultPrivateBase(), id)
-		}
-		return res, err
+		return env.svc.Terminate(ctx, env.caller, id, text)
 	})
 }
 
@@ -572,15 +565,12 @@ func sessionsDelete(args []string, stdout, stderr io.Writer) int {
 	defer env.Close()
 	// Checkpoints: the session's workspace snapshots go with it, unless a
 	// living fork still reads them.
-	if env.svc, err = service.New(service.Config{Store: st, Runner: loop.Config{}, Checkpoints: checkpointsFor(*db)}); err != nil {
+	if env.svc, err = service.New(service.Config{Store: st, Runner: loop.Config{}, Checkpoints: checkpointsFor(*db), PrivateDirs: sandbox.DefaultPrivateBase()}); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	if err := env.svc.Delete(context.Background(), env.caller, fs.Arg(0)); err != nil {
 		return fail(stderr, "%v", err)
 	}
-	// No process runs a deleted session: its private sandbox directory
-	// (kept while it was paused or waiting) goes with it.
-	_ = sandbox.RemovePrivateDir(sandbox.DefaultPrivateBase(), fs.Arg(0))
 	return printDeleted(fs.Arg(0), *jsonOut, stdout)
 }
 
@@ -611,7 +601,7 @@ func recordOnly(name, usage string, args []string, stdout, stderr io.Writer,
 	}
 	env := &cliEnv{store: st, caller: localCaller()}
 	defer env.Close()
-	if env.svc, err = service.New(service.Config{Store: st, Runner: loop.Config{}}); err != nil {
+	if env.svc, err = service.New(service.Config{Store: st, Runner: loop.Config{}, PrivateDirs: sandbox.DefaultPrivateBase()}); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	ctx := context.Background()

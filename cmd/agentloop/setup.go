@@ -14,6 +14,7 @@ import (
 	"github.com/agentloop/agentloop/feed"
 	"github.com/agentloop/agentloop/loop"
 	"github.com/agentloop/agentloop/model"
+	"github.com/agentloop/agentloop/sandbox"
 	"github.com/agentloop/agentloop/service"
 	"github.com/agentloop/agentloop/store"
 	"github.com/agentloop/agentloop/telemetry"
@@ -226,7 +227,7 @@ func (o *sessionFlags) open(ctx context.Context, stderr io.Writer, st *loop.Stat
 	env.caller = localCaller()
 	cps := checkpointsFor(o.db)
 	cfg.Checkpoint = checkpointHook(cps, cfgFile)
-	if env.svc, err = service.New(service.Config{Store: env.store, Runner: cfg, Feed: env.feed, Context: ctx, Checkpoints: cps}); err != nil {
+	if env.svc, err = service.New(service.Config{Store: env.store, Runner: cfg, Feed: env.feed, Context: ctx, Checkpoints: cps, PrivateDirs: sandbox.DefaultPrivateBase()}); err != nil {
 		env.Close()
 		return nil, err
 	}
