@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -159,4 +160,29 @@ func TestOnFreePortsStartsAgainWhileTaken(t *testing.T) {
 	if err := OnFreePorts(1, func([]int) error { calls++; return other }); err != other || calls != 1 {
 		t.Fatalf("%d calls, %v: want 1 and the error", calls, err)
 	}
+}
+
+// starterEnv makes a run of this test binary TestStarter.
+const starterEnv = "AGENTLOOP_TESTPORT_STARTER"
+
+// A server started with StartOwned exits when its starter is killed.
+func TestStartOwnedServerDiesWithItsStarter(t *testing.T) {
+	CheckServerDiesWithStarter(t, "TestStarter", starterEnv, func(line string) int {
+		pid, _ := strconv.Atoi(strings.TrimPrefix(line, "server "))
+		return pid
+	})
+}
+
+// TestStarter starts a server that would run for an hour, prints its
+// pid, and waits to be killed (run by TestStartOwnedServerDiesWithItsStarter).
+func TestStarter(t *testing.T) {
+	if os.Getenv(starterEnv) == "" {
+		t.Skip("run by TestStartOwnedServerDiesWithItsStarter")
+	}
+	cmd := exec.Command("sleep", "3600")
+	if _, err := StartOwned(cmd, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("server %d\n", cmd.Process.Pid)
+	select {}
 }

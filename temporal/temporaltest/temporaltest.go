@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -91,26 +90,10 @@ func startOn(cli, dir string, ports []int, attempt int) (addr string, stop func(
 		return "", nil, err
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	// Its own process group, and SIGTERM when the process that started it
-	// dies without stopping it (killed), rather than a server left
-	// running with nobody to stop it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	started, exited := make(chan error, 1), make(chan struct{})
-	go func() {
-		// The kernel sends Pdeathsig when the thread that started the
-		// child exits, which Go may do to a thread in a process's
-		// lifetime: this goroutine keeps its thread until the server exits.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		cmd.Wait()
-		close(exited)
-	}()
-	if err := <-started; err != nil {
+	// Its own process group, and SIGTERM when its starter is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	exited, err := testport.StartOwned(cmd, syscall.SIGTERM)
+	if err != nil {
 		logf.Close()
 		return "", nil, fmt.Errorf("temporal server start-dev: %w", err)
 	}

@@ -1,18 +1,14 @@
 package temporaltest
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentloop/agentloop/internal/testport"
 )
@@ -53,8 +49,7 @@ func TestAPortTakenMeanwhileIsToldAsTaken(t *testing.T) {
 	}
 }
 
-// starterEnv makes a run of this test binary TestStarter: it starts a dev
-// server, prints its address, and waits to be killed.
+// starterEnv makes a run of this test binary TestStarter.
 const starterEnv = "AGENTLOOP_TEMPORALTEST_STARTER"
 
 // A dev server whose starter is killed (no stop) exits rather than run on
@@ -66,45 +61,17 @@ func TestServerStopsWhenItsStarterIsKilled(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStarter$")
-	cmd.Env = append(os.Environ(), starterEnv+"="+t.TempDir())
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	port := ""
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if a, ok := strings.CutPrefix(sc.Text(), "temporal 127.0.0.1:"); ok {
-			port = a
-			break
+	testport.CheckServerDiesWithStarter(t, "TestStarter", starterEnv, func(line string) int {
+		port, ok := strings.CutPrefix(line, "temporal 127.0.0.1:")
+		if !ok {
+			return 0
 		}
-	}
-	pid := serverPid(port)
-	if pid == 0 {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("no dev server of the starter found (port %q)", port)
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	for deadline := time.Now().Add(time.Minute); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			syscall.Kill(-pid, syscall.SIGKILL)
-			t.Fatalf("the dev server (pid %d) still runs a minute after its starter was killed", pid)
-		}
-	}
+		return serverPid(port)
+	})
 }
 
 // serverPid finds the dev server started with --port port.
 func serverPid(port string) int {
-	if port == "" {
-		return 0
-	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
@@ -117,7 +84,8 @@ func serverPid(port string) int {
 	return 0
 }
 
-// TestStarter is the starter TestServerStopsWhenItsStarterIsKilled runs.
+// TestStarter starts a dev server, prints its address, and waits to be
+// killed (run by TestServerStopsWhenItsStarterIsKilled).
 func TestStarter(t *testing.T) {
 	dir := os.Getenv(starterEnv)
 	if dir == "" {

@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -150,7 +149,7 @@ type Server struct {
 	cred *syscall.Credential
 	pg   *exec.Cmd
 	// exited is closed when pg's process has exited.
-	exited chan struct{}
+	exited <-chan struct{}
 	logf   *os.File
 }
 
@@ -206,28 +205,12 @@ func (s *Server) run() error {
 	logged, _ := s.logf.Seek(0, io.SeekCurrent)
 	s.pg = exec.Command(filepath.Join(s.bin, "postgres"), s.args...)
 	// Its own process group, out of reach of a terminal's Ctrl-C aimed at
-	// the tests; and a fast shutdown when the process that started it
-	// dies without stopping it (killed), rather than a server left
-	// running with nobody to stop it.
-	s.pg.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true, Pdeathsig: syscall.SIGINT}
+	// the tests; a fast shutdown (SIGINT) when its starter is killed.
+	s.pg.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
 	s.pg.Stdout, s.pg.Stderr = s.logf, s.logf
 	pg := s.pg
-	started, exited := make(chan error, 1), make(chan struct{})
-	go func() {
-		// The kernel sends Pdeathsig when the thread that started the
-		// child exits, which Go may do to a thread in a process's
-		// lifetime: this goroutine keeps its thread until postgres exits.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := pg.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		pg.Wait()
-		close(exited)
-	}()
-	if err := <-started; err != nil {
+	exited, err := testport.StartOwned(pg, syscall.SIGINT)
+	if err != nil {
 		s.pg = nil
 		return fmt.Errorf("start postgres: %v", err)
 	}
@@ -246,7 +229,7 @@ func (s *Server) run() error {
 		b, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
 		return b[min(int(logged), len(b)):]
 	}
-	err := testport.WaitReady(pg.Process.Pid, exited, s.port, 30*time.Second, connects, log, "Address already in use")
+	err = testport.WaitReady(pg.Process.Pid, exited, s.port, 30*time.Second, connects, log, "Address already in use")
 	select {
 	case <-exited:
 		s.pg = nil

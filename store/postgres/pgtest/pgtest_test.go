@@ -1,18 +1,14 @@
 package pgtest
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentloop/agentloop/internal/testport"
 )
@@ -52,8 +48,7 @@ func TestAPortTakenMeanwhileIsToldAsTaken(t *testing.T) {
 	}
 }
 
-// starterEnv makes a run of this test binary TestStarter: it starts a
-// server, prints its postgres pid and directory, and waits to be killed.
+// starterEnv makes a run of this test binary TestStarter.
 const starterEnv = "AGENTLOOP_PGTEST_STARTER"
 
 // A server whose starter is killed (no Stop) shuts down rather than run
@@ -62,41 +57,19 @@ func TestServerStopsWhenItsStarterIsKilled(t *testing.T) {
 	if _, err := binaries(); err != nil {
 		t.Skipf("no PostgreSQL binaries: %v", err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStarter$")
-	cmd.Env = append(os.Environ(), starterEnv+"=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	var dir string
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if n, err := fmt.Sscanf(sc.Text(), "postgres %d %s", &pid, &dir); n == 2 && err == nil {
-			break
+	testport.CheckServerDiesWithStarter(t, "TestStarter", starterEnv, func(line string) int {
+		var pid int
+		var dir string
+		if n, _ := fmt.Sscanf(line, "postgres %d %s", &pid, &dir); n != 2 {
+			return 0
 		}
-	}
-	if pid == 0 {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatal("the starter printed no server")
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	cmd.Process.Kill()
-	cmd.Wait()
-	for deadline := time.Now().Add(time.Minute); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("postgres (pid %d) still runs a minute after its starter was killed", pid)
-		}
-	}
+		t.Cleanup(func() { os.RemoveAll(dir) }) // what a killed starter leaves
+		return pid
+	})
 }
 
-// TestStarter is the starter TestServerStopsWhenItsStarterIsKilled runs.
+// TestStarter starts a server, prints its postgres pid and directory, and
+// waits to be killed (run by TestServerStopsWhenItsStarterIsKilled).
 func TestStarter(t *testing.T) {
 	if os.Getenv(starterEnv) == "" {
 		t.Skip("run by TestServerStopsWhenItsStarterIsKilled")
