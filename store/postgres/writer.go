@@ -472,7 +472,7 @@ var errStale = errors.New("stale")
 // log as a row of a shared statement, any other as appendStatement makes
 // it. It returns the session's summary once the append is written.
 func (w *writer) queueAppend(a *appends, r *request, run appendcheck.Run, data [][]byte, before loop.Summary, takeLease bool) loop.Summary {
-	if before.LastSeq != 0 && !takeLease && !startsSession(run) {
+	if isProgress(run, before.LastSeq, takeLease) {
 		sum, batch, told := w.framed(run, data, before)
 		a.progress(r, run, sum, before.LastSeq, batch, told)
 		return sum
@@ -511,7 +511,7 @@ func (w *writer) framed(run appendcheck.Run, data [][]byte, before loop.Summary)
 func (w *writer) appendStatement(r *request, run appendcheck.Run, data [][]byte, before loop.Summary, takeLease bool) (q string, args []any, after loop.Summary) {
 	prev := before.LastSeq
 	sum, batch, told := w.framed(run, data, before)
-	if prev != 0 && !takeLease && !startsSession(run) {
+	if isProgress(run, prev, takeLease) {
 		q, args = progressStatement(r, run, sum, prev, batch, told)
 		return q, args, sum
 	}
@@ -577,6 +577,13 @@ ins AS (INSERT INTO event_batches (session_id, first_seq, last_seq, events)
 n AS (SELECT count(*) * ` + p(3) + `::integer AS c FROM ins),
 told AS (SELECT pg_notify('` + channel + `', ` + p(4) + `) FROM n WHERE c > 0)
 SELECT c` + extra + ` FROM n, (SELECT count(*) FROM told) AS t`
+}
+
+// isProgress says whether an append only continues a stored session's log
+// (it ends at prev): it moves the summary's progress columns, takes no
+// lease, and holds no session.started.
+func isProgress(run appendcheck.Run, prev int64, takeLease bool) bool {
+	return prev != 0 && !takeLease && !startsSession(run)
 }
 
 // startsSession reports whether a run holds a session.started, the one

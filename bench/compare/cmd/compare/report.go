@@ -103,7 +103,6 @@ func perRoundTo(rounds []map[string]*harness.Result, name, to string, f func(*ha
 var floorOf = map[string]string{
 	"agentloop-sqlite-plain":           "baseline-sqlite-commit",
 	"agentloop-service-sqlite-plain":   "baseline-sqlite-commit",
-	"agentloop-postgres-plain":         "baseline-postgres-commit",
 	"agentloop-service-postgres-plain": "baseline-postgres-commit",
 	"agentloop-sqlite":                 "baseline-sqlite-end-commit",
 	"agentloop-service-sqlite":         "baseline-sqlite-end-commit",

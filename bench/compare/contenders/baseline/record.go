@@ -14,9 +14,10 @@ import (
 	"github.com/agentloop/agentloop/bench/compare/rundb"
 )
 
-// recorder commits one row for a tool call before the call runs: the
-// least a loop can write so that, after a crash, it knows a tool that must
-// not run twice may have run. Record returns once the row is durable in
+// recorder commits one row — a tool call before it runs, or a session's
+// end — the least a loop can write to know, after a crash, that a tool
+// that must not run twice may have run, or that a session ended. Record
+// returns once the row is durable in
 // the sense the store it stands for promises: for SQLite (WAL,
 // synchronous=NORMAL) once the commit is in the operating system's hands,
 // which survives the process being killed; for PostgreSQL once the server
