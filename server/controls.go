@@ -11,6 +11,9 @@ import (
 // controlResult is the answer to a control or a decision.
 func controlResult(res *service.Result) api.ControlResult {
 	out := api.ControlResult{ID: res.ID, Applied: res.Applied, Outcome: res.Outcome}
+	if res.Warning != "" {
+		out.Outcome += "; " + res.Warning
+	}
 	if c := res.Request; c != nil {
 		out.Request = &api.ControlRequest{ID: c.ID, SessionID: c.SessionID, Kind: string(c.Kind), Text: c.Text, Decision: c.Decision,
 			Subject: c.Subject, CreatedAt: c.CreatedAt, Done: c.Done, Outcome: c.Outcome}

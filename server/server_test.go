@@ -36,8 +36,9 @@ type api struct {
 	keys map[string]string // role@tenant → key
 }
 
-// newAPI serves the API over real HTTP on loopback, with keys required.
-func newAPI(t testing.TB, requireKeys bool) *api {
+// newAPI serves the API over real HTTP on loopback, with keys required;
+// options adjust the service's configuration.
+func newAPI(t testing.TB, requireKeys bool, options ...func(*service.Config)) *api {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := sqlite.Open(filepath.Join(dir, "s.db"))
@@ -47,7 +48,11 @@ func newAPI(t testing.TB, requireKeys bool) *api {
 	t.Cleanup(func() { st.Close() })
 	workspaces := &server.Workspaces{}
 	resolver := &assemble.Resolver{OnWorkspace: workspaces.Track}
-	svc, err := service.New(service.Config{Store: st, Runner: resolver.RunnerConfig(st, price.Default())})
+	cfg := service.Config{Store: st, Runner: resolver.RunnerConfig(st, price.Default())}
+	for _, o := range options {
+		o(&cfg)
+	}
+	svc, err := service.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,9 @@ type Result struct {
 	Applied bool
 	// Outcome says what happened, for people.
 	Outcome string
+	// Warning, when set, says what was left undone that the control did
+	// not need (a private directory left behind), and what to do.
+	Warning string
 	// State is the session's state after the control, when it was applied
 	// to a session that is not running (nil otherwise).
 	State *loop.State
@@ -178,8 +181,8 @@ func (s *Service) applyOwned(ctx context.Context, ctl store.Control) (*Result, e
 		res.Outcome = "terminated"
 		if err == nil {
 			// Ended here without running: no process of it runs again.
-			if perr := s.forgetPrivate(id); perr != nil {
-				res.Outcome += "; " + perr.Error()
+			if perr := s.forgetPrivate(id, "terminated"); perr != nil {
+				res.Warning = perr.Error()
 			}
 		}
 	case store.ControlPause:

@@ -77,13 +77,13 @@ func TestAPrivateDirectoryLeftBehindIsSaid(t *testing.T) {
 	if err != nil || res.State == nil || !res.State.Status.Finished() {
 		t.Fatalf("terminate: %+v %v", res, err)
 	}
-	if !strings.HasPrefix(res.Outcome, "terminated; its private sandbox directory could not be removed") || !strings.Contains(res.Outcome, "remove it by hand") {
-		t.Fatalf("outcome %q", res.Outcome)
+	if res.Outcome != "terminated" || !strings.HasPrefix(res.Warning, "session "+res.ID+" is terminated, but its private sandbox directory in "+base+" could not be removed") || !strings.Contains(res.Warning, "remove it by hand") {
+		t.Fatalf("outcome %q, warning %q", res.Outcome, res.Warning)
 	}
 
 	id := pausedSession(t, svc)
 	err = svc.Delete(t.Context(), acme(all...), id)
-	if err == nil || !strings.Contains(err.Error(), "session "+id+" is deleted, but its private sandbox directory could not be removed") || !strings.Contains(err.Error(), "remove it by hand") {
+	if err == nil || !strings.HasPrefix(err.Error(), "session "+id+" is deleted, but its private sandbox directory in "+base+" could not be removed") || !strings.Contains(err.Error(), "remove it by hand") {
 		t.Fatalf("delete: %v", err)
 	}
 	if _, err := svc.Get(t.Context(), acme(all...), id); service.KindOf(err) != service.ErrNotFound {

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"fmt"
 	"iter"
 
 	"github.com/agentloop/agentloop/loop"
@@ -161,8 +160,8 @@ func (s *Service) deleted(id string, err error) error {
 		return err
 	}
 	err = s.releaseCheckpoints(id)
-	if perr := s.forgetPrivate(id); perr != nil {
-		err = errors.Join(err, fmt.Errorf("session %s is deleted, but %w", id, perr))
+	if perr := s.forgetPrivate(id, "deleted"); perr != nil {
+		err = errors.Join(err, perr)
 	}
 	return err
 }

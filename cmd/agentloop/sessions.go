@@ -610,6 +610,9 @@ func recordOnly(name, usage string, args []string, stdout, stderr io.Writer,
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
+	if res.Warning != "" {
+		fmt.Fprintf(stderr, "agentloop sessions %s: %s\n", name, res.Warning)
+	}
 	if res.Request == nil && res.State != nil {
 		if *jsonOut {
 			return printJSON(stdout, withExitCode(res.State))
