@@ -421,6 +421,29 @@ func (r *Runner) Resume(ctx context.Context, id string, note string) (*Session, 
 	return r.resume(ctx, id, resumeEvents(id, note))
 }
 
+// ErrNotLeftRunning is Recover's answer for a session that was not left
+// running: a person paused it, it waits for one, or it ended.
+var ErrNotLeftRunning = errors.New("the session was not left running")
+
+// Recover continues a session a stopped process left running (status
+// running in its log), as Resume does. One found stopped — paused by a
+// person, waiting, ended, perhaps just now by the process that ran it —
+// is left as it is, with ErrNotLeftRunning: recovering never undoes a
+// stop, which is what a list of running sessions read a moment earlier
+// could otherwise make it do.
+func (r *Runner) Recover(ctx context.Context, id string) (*Session, error) {
+	s, err := r.resume(ctx, id, func(_ *Session, st *State) ([]Payload, error) {
+		if st.Status != StatusRunning {
+			return nil, fmt.Errorf("session %s is %s: %w", id, st.Status, ErrNotLeftRunning)
+		}
+		return nil, nil
+	})
+	if errors.Is(err, ErrFinished) {
+		return nil, fmt.Errorf("%w: %w", ErrNotLeftRunning, err)
+	}
+	return s, err
+}
+
 // resumeEvents is what resuming a stopped session records.
 func resumeEvents(id, note string) func(s *Session, st *State) ([]Payload, error) {
 	return (func(s *Session, st *State) ([]Payload, error) {

@@ -247,7 +247,11 @@ func (s *Service) Recover(ctx context.Context, c Caller) ([]*Started, error) {
 			}
 			continue
 		}
-		sess, err := s.runner.Resume(s.sessionContext(), sum.ID, "recovered after a restart")
+		sess, err := s.runner.Recover(s.sessionContext(), sum.ID)
+		if errors.Is(err, loop.ErrNotLeftRunning) {
+			s.disown(sum.ID) // it stopped since the list was read
+			continue
+		}
 		if err != nil {
 			s.disown(sum.ID)
 			return out, err

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,7 +29,10 @@ func Recover(ctx context.Context, s Store, r *loop.Runner) ([]*loop.Session, err
 		if l, ok := leases[sum.ID]; ok && l.Expires.After(time.Now()) {
 			continue
 		}
-		sess, err := r.Resume(ctx, sum.ID, "recovered after a restart")
+		sess, err := r.Recover(ctx, sum.ID)
+		if errors.Is(err, loop.ErrNotLeftRunning) {
+			continue // it stopped since the list was read
+		}
 		if err != nil {
 			return out, fmt.Errorf("recover session %s: %w", sum.ID, err)
 		}

@@ -113,6 +113,22 @@ func TestServersShareAPostgresDatabase(t *testing.T) {
 			onA = id
 		}
 	}
+	// Through server C: pause a session server A runs, and see it paused
+	// through A — and stay paused while the servers recover sessions they
+	// list as running (one read just before the pause must not resume
+	// it). The pause goes out as soon as the session started: its
+	// script's delays keep it running for seconds, whatever the machine's
+	// load, so the pause reaches it before its end (it is resumed below).
+	var out struct{ Outcome string }
+	if code := apiCall(t, "POST", servers[2].url+"/v1/sessions/"+onA+"/pause", `{"reason":"checking"}`, &out); code >= 300 {
+		t.Fatalf("pause through C: %d", code)
+	}
+	for deadline := time.Now().Add(60 * time.Second); statusOf(t, servers[0].url, onA) != "paused"; time.Sleep(50 * time.Millisecond) {
+		if st := statusOf(t, servers[0].url, onA); time.Now().After(deadline) || st == "completed" {
+			t.Fatalf("the session A runs is %s, not paused, after a pause through C", st)
+		}
+	}
+
 	// A dashboard on server A follows a session server B runs: its events
 	// reach A through the database (LISTEN/NOTIFY).
 	var before struct {
@@ -140,16 +156,10 @@ func TestServersShareAPostgresDatabase(t *testing.T) {
 	servers[1].cmd.Process.Signal(syscall.SIGKILL)
 	servers[1].wait(t)
 
-	// Through server C: pause a session server A runs, see it paused
-	// through A, resume it through C.
-	var out struct{ Outcome string }
-	if code := apiCall(t, "POST", servers[2].url+"/v1/sessions/"+onA+"/pause", `{"reason":"checking"}`, &out); code >= 300 {
-		t.Fatalf("pause through C: %d", code)
-	}
-	for deadline := time.Now().Add(20 * time.Second); statusOf(t, servers[0].url, onA) != "paused"; time.Sleep(50 * time.Millisecond) {
-		if st := statusOf(t, servers[0].url, onA); time.Now().After(deadline) || st == "completed" {
-			t.Fatalf("the session A runs is %s, not paused, after a pause through C", st)
-		}
+	// Resume through C the session A runs, paused through C above — and
+	// still paused, while B's sessions were recovered.
+	if st := statusOf(t, servers[0].url, onA); st != "paused" {
+		t.Fatalf("the session paused through C is %s before it is resumed: a recovery undid the pause", st)
 	}
 	if code := apiCall(t, "POST", servers[2].url+"/v1/sessions/"+onA+"/resume", `{}`, &out); code >= 300 {
 		t.Fatalf("resume through C: %d", code)
