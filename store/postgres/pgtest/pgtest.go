@@ -151,6 +151,8 @@ type Server struct {
 	// exited is closed when pg's process has exited.
 	exited <-chan struct{}
 	logf   *os.File
+	// lock is dir's owner lock (lockOwner), held until Stop.
+	lock *os.File
 }
 
 // Start starts a PostgreSQL server in a temporary directory (see StartServer).
@@ -159,13 +161,20 @@ func Start(durable bool) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "agentloop-pg-")
+	removeAbandoned(os.TempDir())
+	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
+		return nil, err
+	}
+	lock, err := lockOwner(dir)
+	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	cred, err := runAs(dir)
 	if err != nil {
 		os.RemoveAll(dir)
+		lock.Close()
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")
@@ -173,6 +182,7 @@ func Start(durable bool) (*Server, error) {
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := initdb.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
+		lock.Close()
 		return nil, fmt.Errorf("initdb: %v: %s", err, out)
 	}
 	base := []string{"-D", data, "-k", dir,
@@ -184,7 +194,7 @@ func Start(durable bool) (*Server, error) {
 		// Throwaway data: no fsync.
 		base = append(base, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
-	s := &Server{bin: bin, dir: dir, cred: cred}
+	s := &Server{bin: bin, dir: dir, cred: cred, lock: lock}
 	s.logf, _ = os.Create(filepath.Join(dir, "postgres.log"))
 	// A port found free can be taken by another process before the
 	// server binds it; then the server is started again on another.
@@ -271,6 +281,9 @@ func (s *Server) Stop() {
 		s.logf.Close()
 	}
 	os.RemoveAll(s.dir)
+	if s.lock != nil {
+		s.lock.Close()
+	}
 }
 
 // binaries finds the newest installed PostgreSQL's bin directory.

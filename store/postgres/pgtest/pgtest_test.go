@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/agentloop/agentloop/internal/testport"
 )
@@ -52,20 +53,62 @@ func TestAPortTakenMeanwhileIsToldAsTaken(t *testing.T) {
 const starterEnv = "AGENTLOOP_PGTEST_STARTER"
 
 // A server whose starter is killed (no Stop) shuts down rather than run
-// on with nobody to stop it.
+// on with nobody to stop it, and the next server started removes its
+// directory.
 func TestServerStopsWhenItsStarterIsKilled(t *testing.T) {
 	if _, err := binaries(); err != nil {
 		t.Skipf("no PostgreSQL binaries: %v", err)
 	}
+	var dir string
 	testport.CheckServerDiesWithStarter(t, "TestStarter", starterEnv, func(line string) int {
 		var pid int
-		var dir string
 		if n, _ := fmt.Sscanf(line, "postgres %d %s", &pid, &dir); n != 2 {
 			return 0
 		}
-		t.Cleanup(func() { os.RemoveAll(dir) }) // what a killed starter leaves
+		t.Cleanup(func() { os.RemoveAll(dir) }) // if this test fails
 		return pid
 	})
+	if _, err := os.Stat(filepath.Join(dir, "data")); err != nil {
+		t.Fatalf("the killed starter's directory: %v", err)
+	}
+	s, err := Start(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the killed starter's directory %s is still there after the next Start (%v)", dir, err)
+	}
+}
+
+// Sweeping leaves alone the directory of a server whose starter runs, and
+// a directory without a lock until it is old.
+func TestSweepLeavesWhatIsInUse(t *testing.T) {
+	s := Own(t)
+	tmp := t.TempDir()
+	young := filepath.Join(tmp, dirPrefix+"young")
+	old := filepath.Join(tmp, dirPrefix+"old")
+	notDir := filepath.Join(tmp, dirPrefix+"file")
+	for _, d := range []string{young, old} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(notDir, nil, 0o600)
+	long := time.Now().Add(-2 * unlockedAge)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	removeAbandoned(filepath.Dir(s.dir))
+	removeAbandoned(tmp)
+	for _, d := range []string{s.dir, young, notDir} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an hour-old directory without a lock is still there (%v)", err)
+	}
 }
 
 // TestStarter starts a server, prints its postgres pid and directory, and
