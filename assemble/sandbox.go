@@ -31,12 +31,9 @@ type Sandboxing struct {
 func (r *Resolver) sandboxPolicy(spec *loop.SessionStarted, prof *config.Profile, sessionID string, ws *workspace.Workspace) (*sandbox.Policy, error) {
 	p := sandbox.Policy{Backend: sandbox.None, Network: sandbox.FullNetwork}
 	var never []uint16
-	base := sandbox.DefaultPrivateBase()
+	base := r.privateBase()
 	if r.Sandbox != nil {
 		p, never = r.Sandbox.Policy, r.Sandbox.NeverPorts
-		if r.Sandbox.Dir != "" {
-			base = r.Sandbox.Dir
-		}
 	}
 	processConfines := p.Confined()
 	backend, network := spec.Sandbox, spec.Network

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/agentloop/agentloop/assemble"
 	"github.com/agentloop/agentloop/sandbox"
@@ -66,3 +67,7 @@ func portOf(addrOrURL string) uint16 {
 	p, _ := strconv.ParseUint(port, 10, 16)
 	return uint16(p)
 }
+
+// privateSweepEvery is how often serve and worker look for private
+// sandbox directories of sessions that ended on another machine.
+const privateSweepEvery = time.Hour

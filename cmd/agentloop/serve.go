@@ -322,6 +322,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}()
+	// Private sandbox directories this machine keeps of sessions another
+	// server ended (see assemble.SweepPrivateDirs).
+	go resolver.KeepPrivateDirsSwept(sessionsCtx, st, privateSweepEvery)
 	ready.Store(true)
 	fmt.Fprintf(info, "agentloop serve: the dashboard is at http://%s/\n", ln.Addr())
 	if *demo {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -74,7 +75,12 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	resolver := &assemble.Resolver{Sandbox: sandboxing}
+	resolver := &assemble.Resolver{Sandbox: sandboxing, Log: log}
+	// Private sandbox directories this machine keeps of sessions whose
+	// later steps ran on other workers (see assemble.SweepPrivateDirs).
+	sweepCtx, stopSweep := context.WithCancel(context.Background())
+	defer stopSweep()
+	go resolver.KeepPrivateDirsSwept(sweepCtx, st, privateSweepEvery)
 	rc := resolver.RunnerConfig(st, prices)
 	rc.Resolve = tel.Resolver(rc.Resolve) // model calls join the session's trace
 	cps, err := openCheckpoints(*checkpointsDir, *db, info)
