@@ -133,24 +133,10 @@ INSERT INTO event_batches (session_id, first_seq, last_seq, events)
 	FROM events;
 DROP TABLE events;
 `,
-	// 4: the log's batches compressed with lz4 rather than pglz, on a
-	// server built with it (PostgreSQL 14 and later, as packaged by
-	// Debian and the PostgreSQL images): a 64 KiB tool output costs the
-	// server about a third of pglz's CPU to store. Only rows written from
-	// now on are; older rows keep pglz and read as before. A server
-	// without lz4 keeps pglz.
-	`
-DO $$
-BEGIN
-	EXECUTE 'ALTER TABLE event_batches ALTER COLUMN events SET COMPRESSION lz4';
-EXCEPTION WHEN feature_not_supported OR syntax_error THEN
-	NULL;
-END $$;
-`,
 }
 
 // SchemaVersion is the schema version this build writes.
-const SchemaVersion = 4
+const SchemaVersion = 3
 
 // migrationLock is the advisory lock that keeps two servers starting at
 // once from migrating together.
@@ -201,5 +187,33 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (from, to int, err error) 
 			return from, v, fmt.Errorf("migrate to schema %d: %w", v+1, err)
 		}
 	}
+	if err := compressLogWithLZ4(ctx, conn.Conn()); err != nil {
+		return from, v, err
+	}
 	return from, v, nil
+}
+
+// compressLogWithLZ4 has the server compress the log's new rows with lz4
+// rather than pglz when it can (PostgreSQL 14 and later built with lz4, as
+// Debian and the PostgreSQL images build it): a 64 KiB tool output costs
+// the server about a third of pglz's CPU to store. Rows stored before keep
+// pglz and read as before. It is no schema version: a build without it
+// reads and writes the table the same, so servers of both can share it.
+func compressLogWithLZ4(ctx context.Context, conn *pgx.Conn) error {
+	// lz4 is among the setting's values only on a server built with it.
+	var can bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals))`).Scan(&can); err != nil || !can {
+		return err
+	}
+	var method string
+	if err := conn.QueryRow(ctx, `SELECT attcompression::text FROM pg_attribute WHERE attrelid = 'event_batches'::regclass AND attname = 'events'`).Scan(&method); err != nil {
+		return fmt.Errorf("read the log's compression: %w", err)
+	}
+	if method == "l" {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, `ALTER TABLE event_batches ALTER COLUMN events SET COMPRESSION lz4`); err != nil {
+		return fmt.Errorf("compress the log with lz4: %w", err)
+	}
+	return nil
 }
