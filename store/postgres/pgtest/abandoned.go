@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -24,13 +25,19 @@ const ownerLock = "owner.lock"
 const unlockedAge = time.Hour
 
 // lockOwner takes dir's owner lock for this process; closing the file
-// lets it go.
+// lets it go. The lock is taken on a file of another name, which then
+// becomes the lock file: a sweep never finds it unlocked.
 func lockOwner(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, ownerLock), os.O_RDWR|os.O_CREATE, 0o600)
+	taking := filepath.Join(dir, ownerLock+".new")
+	f, err := os.OpenFile(taking, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := os.Rename(taking, filepath.Join(dir, ownerLock)); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -42,22 +49,26 @@ func lockOwner(dir string) (*os.File, error) {
 // benchmark stopped): about 40 MB each. A directory whose owner holds its
 // lock is left alone, whichever process that is.
 func removeAbandoned(tmp string) {
-	dirs, _ := filepath.Glob(filepath.Join(tmp, dirPrefix+"*"))
-	for _, dir := range dirs {
-		f, err := os.Open(filepath.Join(dir, ownerLock))
+	entries, _ := os.ReadDir(tmp)
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), dirPrefix) {
+			continue // a symlink planted under the name is not followed
+		}
+		dir := filepath.Join(tmp, e.Name())
+		// No FIFO planted under the lock's name blocks the open.
+		f, err := os.OpenFile(filepath.Join(dir, ownerLock), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 		if errors.Is(err, os.ErrNotExist) {
-			// A symlink planted under the name is removed, not followed.
 			if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && time.Since(fi.ModTime()) > unlockedAge {
 				os.RemoveAll(dir)
 			}
 			continue
 		}
 		if err != nil {
-			continue // not a directory, or not ours to read
+			continue // not ours to read
 		}
 		// Taken: nobody holds it, its starter is gone. It is held while
 		// the directory goes, so two sweeps do not race.
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
 			os.RemoveAll(dir)
 		}
 		f.Close()

@@ -59,6 +59,15 @@ func TestServerStopsWhenItsStarterIsKilled(t *testing.T) {
 	if _, err := binaries(); err != nil {
 		t.Skipf("no PostgreSQL binaries: %v", err)
 	}
+	// A temporary directory of this test's own, for the starter (which
+	// inherits the environment) and the Start below: another test
+	// binary's Start could otherwise sweep the killed starter's directory
+	// before this test looks at it.
+	// Passable by the user the server runs as under root.
+	tmp := t.TempDir()
+	os.Chmod(filepath.Dir(tmp), 0o711)
+	os.Chmod(tmp, 0o711)
+	t.Setenv("TMPDIR", tmp)
 	var dir string
 	testport.CheckServerDiesWithStarter(t, "TestStarter", starterEnv, func(line string) int {
 		var pid int
@@ -123,4 +132,39 @@ func TestStarter(t *testing.T) {
 	}
 	fmt.Printf("postgres %d %s\n", s.pg.Process.Pid, s.dir)
 	select {}
+}
+
+// A sweep running while starters take their locks never removes a
+// directory whose starter runs, nor keeps one from taking its lock.
+func TestSweepNeverTakesADirectoryBeingLocked(t *testing.T) {
+	tmp := t.TempDir()
+	done := make(chan struct{})
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				removeAbandoned(tmp)
+			}
+		}
+	}()
+	defer func() { close(done); <-swept }()
+	for i := range 1000 {
+		dir, err := os.MkdirTemp(tmp, dirPrefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lock, err := lockOwner(dir)
+		if err != nil {
+			t.Fatalf("start %d: taking the lock: %v", i, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, ownerLock)); err != nil {
+			t.Fatalf("start %d: the directory of a starter that runs was swept: %v", i, err)
+		}
+		os.RemoveAll(dir)
+		lock.Close()
+	}
 }
