@@ -147,9 +147,12 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	srv := mcpserver.New(mcpserver.Config{Service: svc, Start: local.Start, Version: version,
 		Caller: func(context.Context, *mcp.RequestExtra) (service.Caller, error) { return caller, nil }})
 	fmt.Fprintf(stderr, "agentloop mcp: serving MCP on stdin/stdout (database %s, workspace %s)\n", assemble.DescribeDB(*db), root)
-	// An MCP client stops its server by closing stdin, then with SIGTERM.
-	runCtx, stopRun := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stopRun()
+	// An MCP client stops its server by closing stdin, then with SIGTERM,
+	// or with both at once. The signals stay caught until the process
+	// exits (stop is never called): a SIGTERM still on its way when stdin
+	// ended the run would otherwise kill the process in its shutdown,
+	// before the store is closed.
+	runCtx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	runErr := srv.Run(runCtx, &mcp.IOTransport{Reader: os.Stdin, Writer: nopCloser{stdout}})
 	// The client went away or stopped this: sessions pause at a safe
 	// point, to be resumed.
