@@ -130,9 +130,14 @@ func (r *Resolver) Prompt(ctx context.Context, spec *loop.SessionStarted) (strin
 func (r *Resolver) build(ctx context.Context, sessionID string, spec *loop.SessionStarted, prof *config.Profile) (*loop.Env, error) {
 	env := &loop.Env{Context: plan.Context}
 	var closers []func()
+	// releasePrivate lets the session's private directory go, last.
+	var releasePrivate func()
 	env.Close = func() {
 		for _, c := range closers {
 			c()
+		}
+		if releasePrivate != nil {
+			releasePrivate()
 		}
 	}
 	fail := func(err error) (*loop.Env, error) {
@@ -147,7 +152,8 @@ func (r *Resolver) build(ctx context.Context, sessionID string, spec *loop.Sessi
 	if ws != nil && r.OnWorkspace != nil {
 		r.OnWorkspace(sessionID, ws)
 	}
-	policy, err := r.sandboxPolicy(spec, prof, sessionID, ws)
+	var policy *sandbox.Policy
+	policy, releasePrivate, err = r.sandboxPolicy(spec, prof, sessionID, ws)
 	if err != nil {
 		return fail(err)
 	}
@@ -157,9 +163,10 @@ func (r *Resolver) build(ctx context.Context, sessionID string, spec *loop.Sessi
 			// The session's HOME, TMPDIR and caches serve its processes
 			// only; its work is in the workspace. A session rewound after
 			// its end starts with a fresh one, and one this fails to
-			// remove is left where it was, as before this tidying.
+			// remove is left where it was, as before this tidying. Ended
+			// runs after Close, which let the directory go.
 			env.Ended = func() {
-				if err := sandbox.RemoveTree(dir); err != nil {
+				if err := sandbox.RemovePrivateDir(r.privateBase(), sessionID); err != nil {
 					r.logger().Warn("an ended session's private directory (its commands' HOME, TMPDIR and caches) could not be removed; nothing needs it: remove it by hand", "session_id", sessionID, "dir", dir, "err", err)
 				}
 			}

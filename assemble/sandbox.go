@@ -28,7 +28,10 @@ type Sandboxing struct {
 // and workers apply what the session started with), then the profile,
 // then the process; a spec or profile narrows the process's network
 // policy and cannot turn a confining process's sandbox off.
-func (r *Resolver) sandboxPolicy(spec *loop.SessionStarted, prof *config.Profile, sessionID string, ws *workspace.Workspace) (*sandbox.Policy, error) {
+//
+// A session's private directory is marked in use (sandbox.UsePrivateDir)
+// until release is called; release is nil when there is none.
+func (r *Resolver) sandboxPolicy(spec *loop.SessionStarted, prof *config.Profile, sessionID string, ws *workspace.Workspace) (_ *sandbox.Policy, release func(), _ error) {
 	p := sandbox.Policy{Backend: sandbox.None, Network: sandbox.FullNetwork}
 	var never []uint16
 	base := r.privateBase()
@@ -43,23 +46,23 @@ func (r *Resolver) sandboxPolicy(spec *loop.SessionStarted, prof *config.Profile
 	if backend != "" {
 		b, err := sandbox.ParseBackend(backend)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if b == sandbox.None && processConfines {
-			return nil, fmt.Errorf("the session asks to run commands unconfined (sandbox none), but this process confines them (%s); resume it with --sandbox none to allow that", p.Backend)
+			return nil, nil, fmt.Errorf("the session asks to run commands unconfined (sandbox none), but this process confines them (%s); resume it with --sandbox none to allow that", p.Backend)
 		}
 		p.Backend = b
 	}
 	if network != "" {
 		n, err := sandbox.ParseNetwork(network)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p.Network = n.Narrow(p.Network)
 	}
 	p.Network = p.Network.Without(never...)
 	if !p.Confined() || ws == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if prof != nil {
 		p.Limits = p.Limits.Over(prof.SandboxLimits)
@@ -67,16 +70,17 @@ func (r *Resolver) sandboxPolicy(spec *loop.SessionStarted, prof *config.Profile
 	p = p.WithDefaults()
 	p.Workspace = ws.Root()
 	if err := commandUser(&p, p.Workspace); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if sessionID != "" {
-		dir, err := sandbox.PrivateDir(base, sessionID, p.UID, p.GID)
+		dir, release, err := sandbox.UsePrivateDir(base, sessionID, p.UID, p.GID)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p.Private = dir
+		return &p, release, nil
 	}
-	return &p, nil
+	return &p, nil, nil
 }
 
 func or(a, b string) string {

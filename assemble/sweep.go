@@ -20,8 +20,10 @@ const SweepGrace = 10 * time.Minute
 // machine of the sessions log records as ended at least grace ago: the
 // directories a server or worker keeps of a session another one took
 // over and ended (a failover, a Temporal step run elsewhere), which
-// nothing else removes. A session log does not have (another database's,
-// maybe) keeps its directory.
+// nothing else removes. A directory a process here uses is not looked
+// at. A session log does not have keeps its directory: it may be another
+// database's on the same machine (so one deleted through another server
+// keeps it too).
 func (r *Resolver) SweepPrivateDirs(ctx context.Context, log loop.Log, grace time.Duration) ([]string, error) {
 	return sandbox.SweepPrivateDirs(r.privateBase(), func(id string) (bool, error) {
 		events, err := log.Load(ctx, id)
@@ -51,7 +53,7 @@ func (r *Resolver) KeepPrivateDirsSwept(ctx context.Context, log loop.Log, every
 			r.logger().Info("removed the private sandbox directories of sessions that ended elsewhere", "sessions", len(removed), "dir", r.privateBase())
 		}
 		if err != nil && ctx.Err() == nil {
-			r.logger().Warn("sweeping private sandbox directories", "dir", r.privateBase(), "err", err)
+			r.logger().Warn("sweeping private sandbox directories: what could not be looked up or removed is tried again at the next sweep", "dir", r.privateBase(), "every", every, "err", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // PrivateDir makes the session's private directory under base (HOME,
@@ -23,10 +24,9 @@ func PrivateDir(base, session string, uid, gid int) (string, error) {
 	if session == "" {
 		return "", fmt.Errorf("a private directory needs a session id")
 	}
-	if err := os.MkdirAll(base, 0o711); err != nil {
-		return "", fmt.Errorf("sandbox directory: %v", err)
+	if err := makeBase(base); err != nil {
+		return "", err
 	}
-	_ = os.Chmod(base, 0o711)
 	dir := filepath.Join(base, safeName(session))
 	paths := []string{dir}
 	for _, sub := range PrivateSubdirs {
@@ -48,13 +48,144 @@ func PrivateDir(base, session string, uid, gid int) (string, error) {
 	return dir, nil
 }
 
+// A session's private directory base/<id> has a lock file beside it,
+// base/<id>.lock (a session id has no dot, so no directory is named so).
+// A process running the session's commands holds it shared
+// (UsePrivateDir); whoever removes the directory holds it exclusively
+// from deciding to its end, and removes the lock file last. So nothing
+// removes a directory in use, and a session that resumes while its
+// directory goes waits, then gets it made again.
+
+// lockFile is where session's lock file is.
+func lockFile(base, session string) string {
+	return filepath.Join(base, safeName(session)+".lock")
+}
+
+// UsePrivateDir is PrivateDir for a process about to run the session's
+// commands: the directory is marked in use until release is called, and
+// is not removed meanwhile (RemovePrivateDir, SweepPrivateDirs).
+func UsePrivateDir(base, session string, uid, gid int) (dir string, release func(), err error) {
+	if session == "" {
+		return "", nil, fmt.Errorf("a private directory needs a session id")
+	}
+	if err := makeBase(base); err != nil {
+		return "", nil, err
+	}
+	f, err := lockSession(base, session, syscall.LOCK_SH)
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err = PrivateDir(base, session, uid, gid)
+	if err != nil {
+		f.Close()
+		return "", nil, err
+	}
+	return dir, func() { f.Close() }, nil
+}
+
+// lockSession opens session's lock file, making it if need be, and flocks
+// it (how: LOCK_SH to use the directory, LOCK_EX to remove it, with
+// LOCK_NB not to wait). A lock file removed while this waited for it is
+// let go and the new one locked instead.
+func lockSession(base, session string, how int) (*os.File, error) {
+	p := lockFile(base, session)
+	for {
+		// A link or a FIFO under the name is neither followed nor
+		// waited on.
+		f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox directory lock: %w", err)
+		}
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			return nil, fmt.Errorf("sandbox directory lock %s is not a regular file: remove it", p)
+		}
+		if err := syscall.Flock(int(f.Fd()), how); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("sandbox directory lock: %w", err)
+		}
+		held, err1 := f.Stat()
+		now, err2 := os.Lstat(p)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			return f, nil
+		}
+		f.Close() // removed with its directory meanwhile
+	}
+}
+
+// removeLocked removes session's directory and then its lock file, with
+// the lock held exclusively; if when is set, only when it says so. It
+// reports whether it removed them; a directory in use is not.
+func removeLocked(base, session string, when func() (bool, error)) (bool, error) {
+	f, err := lockSession(base, session, syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if when != nil {
+		if ok, err := when(); err != nil || !ok {
+			return false, err
+		}
+	}
+	if err := RemoveTree(filepath.Join(base, safeName(session))); err != nil {
+		return false, err
+	}
+	// Last, while still held: one waiting for it finds it gone and
+	// takes the next.
+	return true, os.Remove(f.Name())
+}
+
+// makeBase makes base, where private directories are made, if need be,
+// and checks it is this user's (ownBase) and passable only (0711): its
+// entries cannot be listed by the sandbox user.
+func makeBase(base string) error {
+	if err := os.MkdirAll(base, 0o711); err != nil {
+		return fmt.Errorf("sandbox directory: %v", err)
+	}
+	if err := ownBase(base); err != nil {
+		return err
+	}
+	if err := os.Chmod(base, 0o711); err != nil {
+		return fmt.Errorf("sandbox directory: %v", err)
+	}
+	return nil
+}
+
+// ownBase checks that base, where private directories are made, is a
+// directory of this process's user: another user who made it first (the
+// default is a predictable name in /tmp) could reach sessions' files or
+// have a sweep remove what a symlink points to.
+func ownBase(base string) error {
+	fi, err := os.Lstat(base)
+	if err != nil {
+		return fmt.Errorf("sandbox directory: %v", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("sandbox directory %s is not a directory of this user (uid %d): another user may have made it to reach sessions' files; remove it, or point TMPDIR elsewhere", base, os.Geteuid())
+	}
+	return nil
+}
+
 // RemovePrivateDir removes a session's private directory under base (its
-// HOME, TMPDIR and caches); there being none is not an error.
+// HOME, TMPDIR and caches); there being none is not an error, and neither
+// is one a process on this machine still uses (UsePrivateDir): that one
+// removes it when the session's end reaches it, or a sweep does.
 func RemovePrivateDir(base, session string) error {
 	if session == "" {
 		return nil
 	}
-	return RemoveTree(filepath.Join(base, safeName(session)))
+	if _, err := os.Lstat(base); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err := ownBase(base); err != nil {
+		return err
+	}
+	_, err := removeLocked(base, session, nil)
+	return err
 }
 
 // RemoveTree removes dir and everything in it, read-only directories

@@ -8,37 +8,40 @@ import (
 )
 
 // SweepPrivateDirs removes the private directories under base of the
-// sessions over says are over, and returns those sessions. A directory
-// whose name is not a session id as PrivateDir writes it, or that is not
-// a real directory, is left alone, as is every session over cannot tell
-// about (its error is returned with the others).
+// sessions over says are over, and returns those sessions. A directory a
+// process on this machine uses (UsePrivateDir) is left alone without
+// asking over, as is one whose name is not a session id as PrivateDir
+// writes it, one that is not a real directory, and one of a session over
+// cannot tell about (its error is returned with the others). A directory
+// is held (its lock taken) from the question to its removal, so a session
+// that resumes meanwhile waits, then gets it made again.
 func SweepPrivateDirs(base string, over func(session string) (bool, error)) (removed []string, err error) {
-	entries, err := os.ReadDir(base)
-	if errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(base); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
+	if err := ownBase(base); err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(base); err != nil || fi.Mode().Perm()&0o022 != 0 {
+		return nil, fmt.Errorf("sandbox directory %s is writable by other users: not sweeping it; make it 0711", base)
+	}
+	entries, err := os.ReadDir(base)
 	if err != nil {
-		return nil, fmt.Errorf("private sandbox directories: %w", err)
+		return nil, fmt.Errorf("sandbox directory %s: %w", base, err)
 	}
 	var errs []error
 	for _, e := range entries {
 		session := e.Name()
 		if !e.IsDir() || safeName(session) != session {
-			continue
+			continue // lock files among them
 		}
-		done, err := over(session)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("session %s: %w", session, err))
-			continue
+		gone, err := removeLocked(base, session, func() (bool, error) { return over(session) })
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("session %s (%s): %w", session, filepath.Join(base, session), err))
+		case gone:
+			removed = append(removed, session)
 		}
-		if !done {
-			continue
-		}
-		if err := RemoveTree(filepath.Join(base, session)); err != nil {
-			errs = append(errs, fmt.Errorf("session %s is over, but its private sandbox directory could not be removed: %w (remove it by hand)", session, err))
-			continue
-		}
-		removed = append(removed, session)
 	}
 	return removed, errors.Join(errs...)
 }

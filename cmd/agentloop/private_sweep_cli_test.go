@@ -75,19 +75,22 @@ func plantPrivateDirs(t *testing.T, c *cli) (check func(b *background)) {
 	}
 	return func(b *background) {
 		t.Helper()
-		for deadline := time.Now().Add(time.Minute); !isGone(filepath.Join(base, "ended-long-ago")); time.Sleep(20 * time.Millisecond) {
+		// Once the process said it removed one, the sweep has looked
+		// at every directory.
+		for deadline := time.Now().Add(time.Minute); !strings.Contains(b.errText(), "removed the private sandbox directories of sessions that ended elsewhere"); time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("the private directory of a session that ended an hour ago is still there a minute after the process started:\n%s", b.errText())
+				t.Fatalf("the process did not say it removed a directory a minute after it started:\n%s", b.errText())
 			}
+		}
+		if !strings.Contains(b.errText(), "sessions=1") {
+			t.Errorf("the process did not say it removed one directory:\n%s", b.errText())
+		}
+		if !isGone(filepath.Join(base, "ended-long-ago")) {
+			t.Errorf("the private directory of a session that ended an hour ago is still there")
 		}
 		for _, keep := range []string{"ended-just-now", "paused-long-ago", "in-another-database"} {
 			if isGone(blob(keep)) {
 				t.Errorf("the private directory of %s was removed", keep)
-			}
-		}
-		for deadline := time.Now().Add(time.Minute); !strings.Contains(b.errText(), "removed the private sandbox directories of sessions that ended elsewhere"); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the process did not say what it removed:\n%s", b.errText())
 			}
 		}
 	}
