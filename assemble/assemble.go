@@ -24,6 +24,7 @@ package assemble
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -153,7 +154,7 @@ func (r *Resolver) build(ctx context.Context, sessionID string, spec *loop.Sessi
 		r.OnWorkspace(sessionID, ws)
 	}
 	var policy *sandbox.Policy
-	policy, releasePrivate, err = r.sandboxPolicy(spec, prof, sessionID, ws)
+	policy, releasePrivate, err = r.sandboxPolicy(ctx, spec, prof, sessionID, ws)
 	if err != nil {
 		return fail(err)
 	}
@@ -166,7 +167,9 @@ func (r *Resolver) build(ctx context.Context, sessionID string, spec *loop.Sessi
 			// remove is left where it was, as before this tidying. Ended
 			// runs after Close, which let the directory go.
 			env.Ended = func() {
-				if err := sandbox.RemovePrivateDir(r.privateBase(), sessionID); err != nil {
+				// One in use again (the session rewound here meanwhile)
+				// is its new user's.
+				if err := sandbox.RemovePrivateDir(r.privateBase(), sessionID); err != nil && !errors.Is(err, sandbox.ErrPrivateDirInUse) {
 					r.logger().Warn("an ended session's private directory (its commands' HOME, TMPDIR and caches) could not be removed; nothing needs it: remove it by hand", "session_id", sessionID, "dir", dir, "err", err)
 				}
 			}

@@ -1,6 +1,7 @@
 package assemble
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/agentloop/agentloop/config"
@@ -31,7 +32,7 @@ type Sandboxing struct {
 //
 // A session's private directory is marked in use (sandbox.UsePrivateDir)
 // until release is called; release is nil when there is none.
-func (r *Resolver) sandboxPolicy(spec *loop.SessionStarted, prof *config.Profile, sessionID string, ws *workspace.Workspace) (_ *sandbox.Policy, release func(), _ error) {
+func (r *Resolver) sandboxPolicy(ctx context.Context, spec *loop.SessionStarted, prof *config.Profile, sessionID string, ws *workspace.Workspace) (_ *sandbox.Policy, release func(), _ error) {
 	p := sandbox.Policy{Backend: sandbox.None, Network: sandbox.FullNetwork}
 	var never []uint16
 	base := r.privateBase()
@@ -73,7 +74,7 @@ func (r *Resolver) sandboxPolicy(spec *loop.SessionStarted, prof *config.Profile
 		return nil, nil, err
 	}
 	if sessionID != "" {
-		dir, release, err := sandbox.UsePrivateDir(base, sessionID, p.UID, p.GID)
+		dir, release, err := sandbox.UsePrivateDir(ctx, base, sessionID, p.UID, p.GID)
 		if err != nil {
 			return nil, nil, err
 		}

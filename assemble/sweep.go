@@ -26,7 +26,11 @@ const SweepGrace = 10 * time.Minute
 // keeps it too).
 func (r *Resolver) SweepPrivateDirs(ctx context.Context, log loop.Log, grace time.Duration) ([]string, error) {
 	return sandbox.SweepPrivateDirs(r.privateBase(), func(id string) (bool, error) {
-		events, err := log.Load(ctx, id)
+		// The directory is held while this asks: a slow database must
+		// not keep a resume here waiting for long.
+		lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		events, err := log.Load(lctx, id)
 		if errors.Is(err, loop.ErrNotFound) {
 			return false, nil
 		}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // PrivateDir makes the session's private directory under base (HOME,
@@ -63,15 +65,16 @@ func lockFile(base, session string) string {
 
 // UsePrivateDir is PrivateDir for a process about to run the session's
 // commands: the directory is marked in use until release is called, and
-// is not removed meanwhile (RemovePrivateDir, SweepPrivateDirs).
-func UsePrivateDir(base, session string, uid, gid int) (dir string, release func(), err error) {
+// is not removed meanwhile (RemovePrivateDir, SweepPrivateDirs). While a
+// removal holds it, this waits, until ctx ends.
+func UsePrivateDir(ctx context.Context, base, session string, uid, gid int) (dir string, release func(), err error) {
 	if session == "" {
 		return "", nil, fmt.Errorf("a private directory needs a session id")
 	}
 	if err := makeBase(base); err != nil {
 		return "", nil, err
 	}
-	f, err := lockSession(base, session, syscall.LOCK_SH)
+	f, err := lockSession(ctx, base, session, syscall.LOCK_SH)
 	if err != nil {
 		return "", nil, err
 	}
@@ -83,13 +86,17 @@ func UsePrivateDir(base, session string, uid, gid int) (dir string, release func
 	return dir, func() { f.Close() }, nil
 }
 
+// ErrPrivateDirInUse is returned (wrapped) by RemovePrivateDir for a
+// directory a process on this machine uses.
+var ErrPrivateDirInUse = errors.New("a process on this machine still uses it")
+
 // lockSession opens session's lock file, making it if need be, and flocks
 // it (how: LOCK_SH to use the directory, LOCK_EX to remove it, with
-// LOCK_NB not to wait). A lock file removed while this waited for it is
-// let go and the new one locked instead.
-func lockSession(base, session string, how int) (*os.File, error) {
+// LOCK_NB not to wait; without it, it waits until ctx ends). A lock file
+// removed while this waited for it is let go and the new one locked.
+func lockSession(ctx context.Context, base, session string, how int) (*os.File, error) {
 	p := lockFile(base, session)
-	for {
+	for range 100 {
 		// A link or a FIFO under the name is neither followed nor
 		// waited on.
 		f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
@@ -100,9 +107,9 @@ func lockSession(base, session string, how int) (*os.File, error) {
 			f.Close()
 			return nil, fmt.Errorf("sandbox directory lock %s is not a regular file: remove it", p)
 		}
-		if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		if err := flockUntil(ctx, f, how); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("sandbox directory lock: %w", err)
+			return nil, fmt.Errorf("sandbox directory lock %s: %w", p, err)
 		}
 		held, err1 := f.Stat()
 		now, err2 := os.Lstat(p)
@@ -111,13 +118,34 @@ func lockSession(base, session string, how int) (*os.File, error) {
 		}
 		f.Close() // removed with its directory meanwhile
 	}
+	return nil, fmt.Errorf("sandbox directory lock %s: replaced each time it was locked; is something else removing it?", p)
+}
+
+// flockUntil flocks f as how says; without LOCK_NB it tries again, more
+// and more slowly, until it gets the lock or ctx ends (a blocking flock
+// could not be given up).
+func flockUntil(ctx context.Context, f *os.File, how int) error {
+	if how&syscall.LOCK_NB != 0 {
+		return syscall.Flock(int(f.Fd()), how)
+	}
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("still being removed: %w", context.Cause(ctx))
+		case <-time.After(wait):
+		}
+	}
 }
 
 // removeLocked removes session's directory and then its lock file, with
 // the lock held exclusively; if when is set, only when it says so. It
 // reports whether it removed them; a directory in use is not.
 func removeLocked(base, session string, when func() (bool, error)) (bool, error) {
-	f, err := lockSession(base, session, syscall.LOCK_EX|syscall.LOCK_NB)
+	f, err := lockSession(context.Background(), base, session, syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		return false, nil
 	}
@@ -171,9 +199,9 @@ func ownBase(base string) error {
 }
 
 // RemovePrivateDir removes a session's private directory under base (its
-// HOME, TMPDIR and caches); there being none is not an error, and neither
-// is one a process on this machine still uses (UsePrivateDir): that one
-// removes it when the session's end reaches it, or a sweep does.
+// HOME, TMPDIR and caches); there being none is not an error. One a
+// process on this machine uses (UsePrivateDir) is left, with
+// ErrPrivateDirInUse.
 func RemovePrivateDir(base, session string) error {
 	if session == "" {
 		return nil
@@ -184,7 +212,10 @@ func RemovePrivateDir(base, session string) error {
 	if err := ownBase(base); err != nil {
 		return err
 	}
-	_, err := removeLocked(base, session, nil)
+	removed, err := removeLocked(base, session, nil)
+	if err == nil && !removed {
+		return fmt.Errorf("%s: %w", filepath.Join(base, safeName(session)), ErrPrivateDirInUse)
+	}
 	return err
 }
 

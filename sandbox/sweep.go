@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // SweepPrivateDirs removes the private directories under base of the
@@ -30,10 +31,26 @@ func SweepPrivateDirs(base string, over func(session string) (bool, error)) (rem
 		return nil, fmt.Errorf("sandbox directory %s: %w", base, err)
 	}
 	var errs []error
+	dirs := map[string]bool{}
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs[e.Name()] = true
+		}
+	}
 	for _, e := range entries {
 		session := e.Name()
+		if stem, ok := strings.CutSuffix(session, ".lock"); ok && e.Type().IsRegular() && safeName(stem) == stem && !dirs[stem] {
+			// A lock file whose directory is gone (never made, or a
+			// crash between the two removals) goes too, unless in use.
+			dir := filepath.Join(base, stem)
+			_, _ = removeLocked(base, stem, func() (bool, error) {
+				_, err := os.Lstat(dir)
+				return errors.Is(err, os.ErrNotExist), nil
+			})
+			continue
+		}
 		if !e.IsDir() || safeName(session) != session {
-			continue // lock files among them
+			continue
 		}
 		gone, err := removeLocked(base, session, func() (bool, error) { return over(session) })
 		switch {

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -73,7 +74,7 @@ func TestSweepRemovesOnlyWhatIsOver(t *testing.T) {
 // session, until the process lets it go.
 func TestSweepLeavesADirectoryInUse(t *testing.T) {
 	base := filepath.Join(t.TempDir(), "private")
-	dir, release, err := UsePrivateDir(base, "s1", os.Getuid(), os.Getgid())
+	dir, release, err := UsePrivateDir(t.Context(), base, "s1", os.Getuid(), os.Getgid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestUseWaitsForARemovalAndMakesTheDirectoryAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "home", "old"), nil, 0o600)
-	removing, err := lockSession(base, "s1", syscall.LOCK_EX|syscall.LOCK_NB)
+	removing, err := lockSession(t.Context(), base, "s1", syscall.LOCK_EX|syscall.LOCK_NB)
 	if err != nil {
 		t.Fatalf("the remover's lock: %v", err)
 	}
@@ -112,7 +113,7 @@ func TestUseWaitsForARemovalAndMakesTheDirectoryAgain(t *testing.T) {
 	}
 	got := make(chan use, 1)
 	go func() {
-		d, r, err := UsePrivateDir(base, "s1", os.Getuid(), os.Getgid())
+		d, r, err := UsePrivateDir(t.Context(), base, "s1", os.Getuid(), os.Getgid())
 		got <- use{d, r, err}
 	}()
 	// Whether or not UsePrivateDir reached the lock yet, it cannot pass
@@ -132,15 +133,27 @@ func TestUseWaitsForARemovalAndMakesTheDirectoryAgain(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(u.dir, "home", "old")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the removed directory's files are back: %v", err)
 	}
-	if f, err := lockSession(base, "s1", syscall.LOCK_EX|syscall.LOCK_NB); !errors.Is(err, syscall.EWOULDBLOCK) {
+	if f, err := lockSession(t.Context(), base, "s1", syscall.LOCK_EX|syscall.LOCK_NB); !errors.Is(err, syscall.EWOULDBLOCK) {
 		if f != nil {
 			f.Close()
 		}
 		t.Fatalf("the new directory is not marked in use: %v", err)
 	}
-	if err := RemovePrivateDir(base, "s1"); err != nil || isGone(u.dir) {
+	if err := RemovePrivateDir(base, "s1"); !errors.Is(err, ErrPrivateDirInUse) || isGone(u.dir) {
 		t.Fatalf("RemovePrivateDir of a directory in use: %v (gone: %v)", err, isGone(u.dir))
 	}
+	// Another use waits while a removal holds the lock, until its
+	// context ends.
+	removing, err = lockSession(t.Context(), base, "s2", syscall.LOCK_EX|syscall.LOCK_NB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, _, err := UsePrivateDir(ctx, base, "s2", os.Getuid(), os.Getgid()); err == nil || !strings.Contains(err.Error(), "still being removed") {
+		t.Fatalf("a use whose context ended while the directory was being removed: %v", err)
+	}
+	removing.Close()
 	u.release()
 	if err := RemovePrivateDir(base, "s1"); err != nil || !isGone(u.dir) || !isGone(lockFile(base, "s1")) {
 		t.Fatalf("RemovePrivateDir once let go: %v (directory gone: %v, lock gone: %v)", err, isGone(u.dir), isGone(lockFile(base, "s1")))
@@ -182,5 +195,30 @@ func TestABaseNotOwnedSafelyIsRefused(t *testing.T) {
 		if _, err := PrivateDir(other, "s3", Nobody, Nobody); err == nil || !strings.Contains(err.Error(), "not a directory of this user") {
 			t.Errorf("PrivateDir under another user's base: %v", err)
 		}
+	}
+}
+
+// A lock file whose directory is gone goes with the next sweep, unless
+// in use.
+func TestSweepRemovesLockFilesLeftAlone(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "private")
+	if err := makeBase(base); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"left", "held"} {
+		if err := os.WriteFile(lockFile(base, s), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held, err := lockSession(t.Context(), base, "held", syscall.LOCK_SH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if _, err := SweepPrivateDirs(base, func(string) (bool, error) { return true, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !isGone(lockFile(base, "left")) || isGone(lockFile(base, "held")) {
+		t.Fatalf("after the sweep: left gone %v, held gone %v", isGone(lockFile(base, "left")), isGone(lockFile(base, "held")))
 	}
 }

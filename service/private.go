@@ -1,6 +1,7 @@
 package service
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -14,7 +15,11 @@ func (s *Service) forgetPrivate(id, done string) error {
 	if s.cfg.PrivateDirs == "" {
 		return nil
 	}
-	if err := sandbox.RemovePrivateDir(s.cfg.PrivateDirs, id); err != nil {
+	err := sandbox.RemovePrivateDir(s.cfg.PrivateDirs, id)
+	if errors.Is(err, sandbox.ErrPrivateDirInUse) {
+		return fmt.Errorf("session %s is %s, but a process on this machine still runs commands with its private sandbox directory (%v): remove that directory by hand once the process stops", id, done, err)
+	}
+	if err != nil {
 		return fmt.Errorf("session %s is %s, but its private sandbox directory in %s could not be removed: %w (nothing needs it any more: remove it by hand)", id, done, filepath.Clean(s.cfg.PrivateDirs), err)
 	}
 	return nil

@@ -154,6 +154,12 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 	// before the store is closed.
 	runCtx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	runErr := srv.Run(runCtx, &mcp.IOTransport{Reader: os.Stdin, Writer: nopCloser{stdout}})
+	// Signals no longer stop a shutdown stuck past its grace (a database
+	// that stopped answering): this does.
+	time.AfterFunc(*grace+30*time.Second, func() {
+		fmt.Fprintf(stderr, "agentloop mcp: shutting down took more than --grace (%v) and 30 s: exiting without closing the session database\n", *grace)
+		os.Exit(1)
+	})
 	// The client went away or stopped this: sessions pause at a safe
 	// point, to be resumed.
 	stopSessions(loop.ErrShutdown)
