@@ -29,6 +29,12 @@ func PrivateDir(base, session string, uid, gid int) (string, error) {
 	if err := makeBase(base); err != nil {
 		return "", err
 	}
+	return makeSessionDir(base, session, uid, gid)
+}
+
+// makeSessionDir makes the session's directory and its named
+// subdirectories in base (made already, by makeBase), as PrivateDir says.
+func makeSessionDir(base, session string, uid, gid int) (string, error) {
 	dir := filepath.Join(base, safeName(session))
 	paths := []string{dir}
 	for _, sub := range PrivateSubdirs {
@@ -78,7 +84,7 @@ func UsePrivateDir(ctx context.Context, base, session string, uid, gid int) (dir
 	if err != nil {
 		return "", nil, err
 	}
-	dir, err = PrivateDir(base, session, uid, gid)
+	dir, err = makeSessionDir(base, session, uid, gid)
 	if err != nil {
 		f.Close()
 		return "", nil, err
@@ -173,7 +179,7 @@ func makeBase(base string) error {
 	if err := os.MkdirAll(base, 0o711); err != nil {
 		return fmt.Errorf("sandbox directory: %v", err)
 	}
-	if err := ownBase(base); err != nil {
+	if _, err := ownBase(base); err != nil {
 		return err
 	}
 	if err := os.Chmod(base, 0o711); err != nil {
@@ -186,16 +192,16 @@ func makeBase(base string) error {
 // directory of this process's user: another user who made it first (the
 // default is a predictable name in /tmp) could reach sessions' files or
 // have a sweep remove what a symlink points to.
-func ownBase(base string) error {
+func ownBase(base string) (fs.FileInfo, error) {
 	fi, err := os.Lstat(base)
 	if err != nil {
-		return fmt.Errorf("sandbox directory: %v", err)
+		return nil, fmt.Errorf("sandbox directory: %v", err)
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("sandbox directory %s is not a directory of this user (uid %d): another user may have made it to reach sessions' files; remove it, or point TMPDIR elsewhere", base, os.Geteuid())
+		return nil, fmt.Errorf("sandbox directory %s is not a directory of this user (uid %d): another user may have made it to reach sessions' files; remove it, or point TMPDIR elsewhere", base, os.Geteuid())
 	}
-	return nil
+	return fi, nil
 }
 
 // RemovePrivateDir removes a session's private directory under base (its
@@ -209,7 +215,7 @@ func RemovePrivateDir(base, session string) error {
 	if _, err := os.Lstat(base); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err := ownBase(base); err != nil {
+	if _, err := ownBase(base); err != nil {
 		return err
 	}
 	removed, err := removeLocked(base, session, nil)

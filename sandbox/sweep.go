@@ -20,10 +20,11 @@ func SweepPrivateDirs(base string, over func(session string) (bool, error)) (rem
 	if _, err := os.Lstat(base); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	if err := ownBase(base); err != nil {
+	fi, err := ownBase(base)
+	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(base); err != nil || fi.Mode().Perm()&0o022 != 0 {
+	if fi.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("sandbox directory %s is writable by other users: not sweeping it; make it 0711", base)
 	}
 	entries, err := os.ReadDir(base)
