@@ -17,7 +17,7 @@ func (s *Service) forgetPrivate(id, done string) error {
 	}
 	err := sandbox.RemovePrivateDir(s.cfg.PrivateDirs, id)
 	if errors.Is(err, sandbox.ErrPrivateDirInUse) {
-		return fmt.Errorf("session %s is %s, but a process on this machine still runs commands with its private sandbox directory (%v): remove that directory by hand once the process stops", id, done, err)
+		return fmt.Errorf("session %s is %s, but its private sandbox directory is kept: %v (a process still running the session's commands; remove the directory by hand once that process stops)", id, done, err)
 	}
 	if err != nil {
 		return fmt.Errorf("session %s is %s, but its private sandbox directory in %s could not be removed: %w (nothing needs it any more: remove it by hand)", id, done, filepath.Clean(s.cfg.PrivateDirs), err)

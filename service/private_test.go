@@ -90,3 +90,26 @@ func TestAPrivateDirectoryLeftBehindIsSaid(t *testing.T) {
 		t.Fatalf("after the delete: %v, want the session gone", err)
 	}
 }
+
+// A private directory a process on this machine still uses is kept by a
+// terminate, which says so and what to do.
+func TestAPrivateDirectoryInUseIsKeptAndSaid(t *testing.T) {
+	base := t.TempDir()
+	svc := newService(t, memory.New(), pausing, "", func(c *service.Config) { c.PrivateDirs = base })
+	id := pausedSession(t, svc)
+	dir, release, err := sandbox.UsePrivateDir(t.Context(), base, id, os.Getuid(), os.Getgid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	res, err := svc.Terminate(t.Context(), acme(all...), id, "enough")
+	if err != nil || res.State == nil || !res.State.Status.Finished() {
+		t.Fatalf("terminate: %+v %v", res, err)
+	}
+	if !strings.HasPrefix(res.Warning, "session "+id+" is terminated, but its private sandbox directory is kept: "+dir+": a process on this machine still uses it") || !strings.Contains(res.Warning, "remove the directory by hand once that process stops") {
+		t.Fatalf("warning %q", res.Warning)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the directory in use: %v", err)
+	}
+}
