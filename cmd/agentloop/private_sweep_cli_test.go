@@ -95,3 +95,31 @@ func plantPrivateDirs(t *testing.T, c *cli) (check func(b *background)) {
 		}
 	}
 }
+
+// agentloop sessions terminate ends a paused session even when its
+// private sandbox directory cannot be removed, and says on stderr what
+// was left and what to do.
+func TestTerminateSaysWhatItLeftBehind(t *testing.T) {
+	c := newCLI(t)
+	c.env = append(c.env, "TMPDIR="+t.TempDir())
+	db, err := sqlite.Open(c.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(-time.Minute)
+	if err := db.Append(t.Context(), loop.NewEvent("paused-1", 1, at, &loop.SessionStarted{Task: "t"}), loop.NewEvent("paused-1", 2, at, &loop.SessionPaused{Reason: loop.ReasonUser})); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	// Where the private directories go is a file: nothing there can be removed.
+	if err := os.WriteFile(privateBase(c), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := c.run("", "sessions", "terminate", "paused-1")
+	if code != 0 || !strings.Contains(errOut, "agentloop sessions terminate: session paused-1 is terminated, but its private sandbox directory in "+privateBase(c)+" could not be removed") || !strings.Contains(errOut, "remove it by hand") {
+		t.Fatalf("terminate: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if out, _, _ := c.run("", "sessions", "show", "--json", "paused-1"); !strings.Contains(out, `"status": "terminated"`) && !strings.Contains(out, `"status":"terminated"`) {
+		t.Fatalf("the session after terminate: %s", out)
+	}
+}
